@@ -260,7 +260,7 @@ def sample_sensitivity_manual(
     if k > m:
         raise ValueError(f"The order statistic index k is not in {{1,...,m}}: k={k}, m={m}.")
     mech, sampled = _sample(mech, oracle, n, m, rng=rng, n_jobs=n_jobs, progress=progress)
-    return attrs.evolve(mech, sensitivity=_order_statistic(sampled, k))
+    return attrs.evolve(mech, sensitivity=_order_statistic(sampled, k), sampled_n=n)
 
 
 def _order_statistic(sampled: np.ndarray, k: int) -> float:
@@ -337,7 +337,9 @@ def sample_sensitivity(
             DiffprivWarning,
             stacklevel=3,
         )
-    return attrs.evolve(probed, sensitivity=_order_statistic(sampled, plan.k), gamma_sensitivity=plan.gamma)
+    return attrs.evolve(
+        probed, sensitivity=_order_statistic(sampled, plan.k), gamma_sensitivity=plan.gamma, sampled_n=n
+    )
 
 
 def _plan_after_timeout(m_done: int, gamma: float | None) -> SamplerPlan:

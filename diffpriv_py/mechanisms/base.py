@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 import numpy as np
 
+from .._datasets import n_records
 from .._rng import RNGLike, as_generator
 from .._validation import check_in_range, check_int
 from ..exceptions import SensitivityError, TargetOutputError
@@ -24,7 +25,7 @@ from ..response import Response
 if TYPE_CHECKING:
     from scipy.stats import rv_continuous
 
-__all__ = ["DPMech", "NumericMech"]
+__all__ = ["DPMech", "NumericMech", "charged_note", "check_accountant"]
 
 
 def _sensitivity(value: Any) -> float:
@@ -47,6 +48,37 @@ def _gamma_sensitivity(value: Any) -> float | None:
     return check_in_range(
         value, "gamma_sensitivity", 0.0, 1.0, low_closed=False, high_closed=False, owner="the mechanism"
     )
+
+
+def _sampled_n(value: Any) -> int | None:
+    return None if value is None else check_int(value, "sampled_n", minimum=1, owner="the mechanism")
+
+
+def _n_records_or_none(X: Any) -> int | None:
+    try:
+        return n_records(X)
+    except (TypeError, ValueError):
+        return None
+
+
+def check_accountant(accountant: Any) -> Any:
+    """Refuse an ``accountant=`` that is not an accountant (e.g. a list of them) before anything is charged."""
+    if accountant is None or callable(getattr(accountant, "spend", None)):
+        return accountant
+    raise TypeError(
+        "The 'accountant' argument must be a diffpriv_py.Accountant (or None). Got "
+        f"{accountant!r} (type {type(accountant).__name__}). Pass accountant=acc with acc = dp.Accountant(budget=...)."
+    )
+
+
+def charged_note(exc: BaseException, guarantee: Eps) -> None:
+    """Say on an error raised after the charge that the budget was spent, and why (the failure may reveal data)."""
+    note = (
+        f"The accountant was charged {guarantee!r} for this release: the failure happened after the charge, "
+        "while reading the private data, and whether it happens can depend on the data, so the charge stands."
+    )
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
 
 
 def _callable_target(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -73,6 +105,9 @@ class DPMech(abc.ABC):
     gamma_sensitivity : float or None, default None
         Set by :meth:`sensitivity_sampler`: the γ of the random-DP guarantee that a sampled sensitivity gives.
         ``None`` means the sensitivity is a true global bound.
+    sampled_n : int or None, default None
+        Set by the sensitivity sampler: the number of records the sensitivity was sampled for. A release on a
+        dataset of another size is refused before any budget is charged.
 
     Notes
     -----
@@ -85,6 +120,7 @@ class DPMech(abc.ABC):
     target: Callable[[Any], Any] = attrs.field(validator=_callable_target)
     sensitivity: float = attrs.field(default=math.inf, converter=_sensitivity)
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity)
+    sampled_n: int | None = attrs.field(default=None, converter=_sampled_n)
 
     privacy_params_type: ClassVar[type[Eps]] = Eps
     """The privacy-parameter class a release needs (a subclass such as Gam is accepted too)."""
@@ -121,12 +157,41 @@ class DPMech(abc.ABC):
         TargetOutputError
             If the target's output has the wrong type or shape.
         """
+        # One release order (DESIGN §4): everything that depends only on public information is checked first and
+        # nothing is charged if it fails; the accountant is charged next; only then is the private data read.
         params = self.check_privacy_params(privacy_params)
+        generator = as_generator(rng)
+        accountant = check_accountant(accountant)
+        data = self.check_dataset(X)
         guarantee = self.privacy_guarantee(params)
         if accountant is not None:
             accountant.spend(guarantee, mechanism=self, privacy_params=params)
-        value = self._release(self._evaluate(self.target(X)), params, as_generator(rng))
+        try:
+            value = self._release(self._evaluate(self.target(data)), params, generator)
+        except Exception as exc:
+            if accountant is not None:
+                charged_note(exc, guarantee)
+            raise
         return Response(response=value, privacy_params=guarantee, mechanism=self, sensitivity=self.sensitivity)
+
+    def check_dataset(self, X: Any) -> Any:
+        """Check what is public about dataset ``X`` before any budget is charged; return the dataset to release on.
+
+        Under replace-one neighbours the number of records, the shape and the types of a dataset are public, so a
+        release that cannot work because of them is refused here, before the accountant is charged. A mechanism
+        whose sensitivity was sampled for ``sampled_n`` records refuses a dataset of another size (the sampled
+        sensitivity says nothing about it). Subclasses add their own public checks in ``_check_dataset``; what
+        depends on the values themselves (NaN, the target's output) is checked after the charge.
+        """
+        if self.sampled_n is not None:
+            size = _n_records_or_none(X)
+            if size is not None and size != self.sampled_n:
+                raise SensitivityError(
+                    f"The sensitivity of {type(self).__name__} was sampled for datasets of n={self.sampled_n} "
+                    f"records, but X has {size}. A sampled sensitivity only holds at the n it was sampled for; run "
+                    f"sensitivity_sampler(oracle, n={size}, ...) again for this dataset."
+                )
+        return self._check_dataset(X)
 
     def sensitivity_norm(self, X1: Any, X2: Any) -> float:
         """Distance between the target's outputs on two datasets, in this mechanism's norm (R: ``sensitivityNorm``).
@@ -207,6 +272,11 @@ class DPMech(abc.ABC):
 
     def _check_params(self, privacy_params: Eps) -> None:  # noqa: B027 - optional hook
         """Mechanism-specific checks of the privacy parameters (e.g. Gaussian needs δ > 0)."""
+
+    def _check_dataset(self, X: Any) -> Any:
+        """Public-information checks of the dataset (types, shapes, sizes); runs before the charge. Returns the
+        dataset the target is evaluated on (possibly converted, never a modified input)."""
+        return X
 
     @abc.abstractmethod
     def _evaluate(self, output: Any) -> Any:
