@@ -131,7 +131,7 @@ def test_load_csv_infers_regression_for_a_continuous_target(tmp_path):
     [
         ("a,b\n1,2\n", "c", "no column 'c'"),
         ("a\n1\n2\n", "a", "at least one feature"),
-        ("a,b\n1,x\n2,x\n", "b", "single class"),
+        ("a,b\n1,3\n2,3\n", "b", "single class"),
     ],
 )
 def test_load_csv_errors_say_what_is_wrong(tmp_path, content, target, match):
