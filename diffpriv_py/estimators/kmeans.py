@@ -94,6 +94,21 @@ def _method(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         raise ValueError(f"The 'method' parameter of KMeans must be 'dplloyd' or 'input_perturbation'. Got {value!r}.")
 
 
+MAX_K = 10_000
+"""Largest number of clusters: the initialisation and the k×d noisy sums are sized by k, and a DP release of more
+centres than this has no signal left in any of them."""
+
+
+def _k(value: Any) -> int:
+    k = check_int(value, "k", minimum=1, owner="KMeans")
+    if k > MAX_K:
+        raise ValueError(
+            f"The 'k' parameter of KMeans must be at most {MAX_K} (each cluster's count and sums get their own noise, "
+            f"so more clusters leave no signal, and the initialisation is sized by k). Got {k}."
+        )
+    return k
+
+
 def _optional_n_iter(value: Any) -> int | None:
     return None if value is None else check_int(value, "n_iter", minimum=1, owner="KMeans")
 
@@ -179,11 +194,22 @@ class KMeansModel:
         return self.centroids.shape[0]
 
     def _check(self, X: Any) -> np.ndarray:
-        arr = np.asarray(X, dtype=np.float64)
+        raw = np.asarray(X)
+        if raw.dtype.kind not in "biuf":
+            raise TypeError(
+                f"KMeansModel needs real numeric features; got an array of dtype {raw.dtype}. Convert the data to "
+                "float first (complex or text values have no place in the box)."
+            )
+        arr = raw.astype(np.float64, copy=False)
         if arr.ndim != 2 or arr.shape[1] != self.centroids.shape[1]:
             raise ValueError(
                 f"Expected a 2-D array with {self.centroids.shape[1]} features (one record per row). "
                 f"Got shape {arr.shape}."
+            )
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(
+                "The rows passed to KMeansModel contain NaN or infinite values, which have no nearest centroid. "
+                "Impute or drop them first."
             )
         return arr
 
@@ -509,7 +535,7 @@ class KMeans(DPMech):
     array([-2.,  2.])
     """
 
-    k: int = attrs.field(kw_only=False, converter=lambda v: check_int(v, "k", minimum=1, owner="KMeans"))
+    k: int = attrs.field(kw_only=False, converter=_k)
     method: Literal["dplloyd", "input_perturbation"] = attrs.field(default="dplloyd", validator=_method)
     bounds: tuple[tuple[float, ...], tuple[float, ...]] = attrs.field(default=None, converter=_bounds)
     improved: bool = attrs.field(default=True, validator=_bool)
@@ -604,6 +630,29 @@ class KMeans(DPMech):
             )
 
     # ---- DPMech hooks --------------------------------------------------------------------------------------------
+
+    def _check_dataset(self, X: Any) -> Any:
+        """Shape, type and size checks (public under replace-one), before any budget is charged."""
+        if is_out_of_core(X):
+            return X
+        if isinstance(X, tuple):
+            raise TypeError("KMeans is unsupervised: pass the feature matrix X alone, not an (X, y) tuple.")
+        arr = np.asarray(X) if not isinstance(X, np.ndarray) else X
+        if arr.dtype.kind not in "biuf" or arr.ndim != 2:
+            raise TypeError(
+                f"KMeans needs a 2-D real numeric array with one record per row. Got {type(X).__name__} with shape "
+                f"{getattr(arr, 'shape', None)} and dtype {arr.dtype}. Reshape 1-D data with X.reshape(-1, 1)."
+            )
+        n, d = arr.shape
+        if n == 0 or d == 0:
+            raise ValueError(f"KMeans needs at least one record and one feature. Got shape {arr.shape}.")
+        self.box(d)
+        if self.k > n:
+            raise ValueError(
+                f"KMeans(k={self.k}) asks for more clusters than the {n} records can form; k must be at most the "
+                f"number of records (public under replace-one neighbours). Pass k <= {n}."
+            )
+        return X
 
     def _check_params(self, privacy_params: Eps) -> None:
         if self.sensitivity == 0:

@@ -529,3 +529,39 @@ def test_facade_works_with_clone_pipeline_and_cross_val_score(rng):
     scores = cross_val_score(KMeansFacade(3, epsilon=1.0, bounds=(-1, 1), rng=0), X, cv=3)
     assert scores.shape == (3,) and np.all(scores <= 0)
     assert sklearn.base.is_clusterer(est)
+
+
+# ---- fail closed: public checks before the charge ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (np.zeros(20), "2-D"),
+        (np.zeros((11, 2)), "more clusters than the 11 records"),
+        (np.zeros((20, 3)), "bounds for 2 features"),
+        ((np.zeros((20, 2)), np.zeros(20)), "unsupervised"),
+        (np.zeros((20, 2), dtype=complex), "real numeric"),
+    ],
+)
+def test_public_shape_errors_are_refused_before_any_budget_is_charged(data, match):
+    """1-D input, k > n, a bounds/feature mismatch, (X, y) or complex data fail before the accountant is charged."""
+    acc = dp.Accountant(budget=dp.Eps(10.0))
+    mech = KMeans(12, bounds=([0.0, 0.0], [1.0, 1.0]))
+    with pytest.raises((TypeError, ValueError), match=match):
+        mech.release_response(dp.Eps(1.0), data, rng=0, accountant=acc)
+    assert acc.spent.epsilon == 0.0
+
+
+def test_a_huge_k_is_refused_at_construction():
+    """KMeans(10**6) is refused at once instead of hanging in the initialisation."""
+    with pytest.raises(ValueError, match="at most 10000"):
+        KMeans(10**6, bounds=(0, 1))
+
+
+def test_predict_refuses_rows_with_nan():
+    """A released model does not silently assign a NaN row to a cluster."""
+    X = np.random.default_rng(0).uniform(0, 1, (200, 2))
+    model = KMeans(2, bounds=(0, 1)).release_response(dp.Eps(1.0), X, rng=0).response
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        model.predict(np.array([[0.5, np.nan]]))
