@@ -205,7 +205,11 @@ def _dp_linear_classifier(kind: str) -> Callable[[ModelContext], Any]:
 
         def private() -> Any:
             return facade(
-                context.epsilon, data_norm=norm, reg_lambda=REG_LAMBDA, classes=context.classes, rng=context.seed
+                epsilon=context.epsilon,
+                data_norm=norm,
+                reg_lambda=REG_LAMBDA,
+                classes=context.classes,
+                rng=context.seed,
             )
 
         def baseline(n: int) -> Any:
@@ -225,7 +229,7 @@ def _dp_linear_regression(context: ModelContext) -> Any:
 
     def private() -> Any:
         return LinearRegression(
-            context.epsilon,
+            epsilon=context.epsilon,
             delta=context.delta,
             data_norm=math.sqrt(context.n_features),
             label_bound=1.0,

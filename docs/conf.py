@@ -290,6 +290,15 @@ def setup(app: object) -> None:
     app.connect("source-read", _insert_toctree)
     app.connect("env-get-outdated", _reread_index)
     app.connect("autodoc-process-docstring", _escape_docstring, priority=100)
+    app.connect("autodoc-skip-member", _skip_scikit_learn_members)
+
+
+def _skip_scikit_learn_members(app: object, what: str, name: str, obj: object, skip: bool, options: object) -> bool:
+    """Leave out what the facades inherit from scikit-learn (``score``, ``set_*_request``): scikit-learn documents it,
+    and its docstrings use scikit-learn's own Sphinx labels."""
+    module = getattr(obj, "__module__", None) or ""
+    qualname = getattr(obj, "__qualname__", "") or ""
+    return skip or module.startswith("sklearn.") or qualname.startswith("RequestMethod")
 
 
 # ---- docstrings: |x| is an absolute value, not an rST substitution -------------------------------------------

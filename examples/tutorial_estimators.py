@@ -52,7 +52,7 @@ for epsilon in (0.1, 1.0):
 # %%
 from diffpriv_py.sklearn import SVM
 
-svm = SVM(1.0, data_norm=norm, reg_lambda=1e-3, classes=[0, 1], rng=rng).fit(X, y)
+svm = SVM(epsilon=1.0, data_norm=norm, reg_lambda=1e-3, classes=[0, 1], rng=rng).fit(X, y)
 print(f"Huber SVM, epsilon 1: test accuracy {svm.score(test.data, test.target):.4f}")
 
 # %% [markdown]

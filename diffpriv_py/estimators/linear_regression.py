@@ -104,6 +104,15 @@ def _bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
 
 
 def _supervised(data: Any) -> tuple[np.ndarray, np.ndarray]:
+    X, y = _public_form(data)
+    X, y = X.astype(np.float64, copy=False), y.astype(np.float64, copy=False)
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+        raise ValueError("The data passed to LinearRegression contains NaN or infinite values. Remove or impute them.")
+    return X, y
+
+
+def _public_form(data: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) as arrays after the checks that need only their form: types, shapes, equal lengths."""
     if not isinstance(data, tuple) or len(data) != 2:
         raise TypeError(
             "LinearRegression needs a supervised dataset: pass the tuple (X, y) with X of shape (n, d) and y of "
@@ -124,9 +133,6 @@ def _supervised(data: Any) -> tuple[np.ndarray, np.ndarray]:
             f"LinearRegression needs X and y with the same, positive number of records and d >= 1. Got X {X.shape} "
             f"and y {y.shape}."
         )
-    X, y = X.astype(np.float64, copy=False), y.astype(np.float64, copy=False)
-    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
-        raise ValueError("The data passed to LinearRegression contains NaN or infinite values. Remove or impute them.")
     return X, y
 
 
@@ -414,6 +420,17 @@ class LinearRegression(DPMech):
         return scale_lambda, quadratic * total / shares["quadratic"], linear * total / shares["linear"]
 
     # ---- DPMech hooks ----------------------------------------------------------------------------------------
+
+    def _check_dataset(self, X: Any) -> Any:
+        """Form and size of (X, y), public under replace-one, checked before any budget is charged."""
+        if is_out_of_core(X):
+            return X
+        rows, _ = _public_form(X)
+        if self.fit_intercept and rows.shape[0] < 2:
+            raise ValueError(
+                f"LinearRegression with fit_intercept=True needs at least 2 records; got n_samples = {rows.shape[0]}."
+            )
+        return X
 
     def _check_params(self, privacy_params: Eps) -> None:
         if self.method == "adassp" and not privacy_params.delta > 0:

@@ -1,95 +1,67 @@
-"""The scikit-learn facade: parameters in ``__init__``, ``fit`` releases once, learned attributes end in ``_``.
+"""The scikit-learn facade, built on scikit-learn itself: ``BaseEstimator`` for the parameter protocol, its mixins
+for scores and tags, ``validate_data`` for the input checks, ``check_is_fitted`` and its ``NotFittedError``.
 
-scikit-learn is never imported here at import time; the facades follow its conventions (``get_params``,
-``set_params``, ``__sklearn_tags__``) so ``clone``, ``Pipeline`` and ``cross_val_score`` work when it is installed.
+``fit`` runs the library's release order: everything scikit-learn can check from the *form* of the data (types,
+shape, sparse or complex input, the number of features and their names, the kind of labels) is checked before the
+accountant is charged; only what depends on the values (NaN or infinite entries, a label outside ``classes``) is
+found after the charge, by the mechanism, and such an error says that the budget was spent.
 """
 
 from __future__ import annotations
 
 import abc
-import inspect
-from typing import Any, ClassVar
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 from ..mechanisms.base import DPMech
 from ..privacy import Del, Eps
 from ..response import Response
 
-__all__ = ["DPEstimator", "NotFittedError"]
+__all__ = ["DPClassifier", "DPEstimator", "DPRegressor", "NotFittedError"]
+
+_SAMPLE_WEIGHT = (
+    "{name} does not support sample_weight: a record's weight would scale its contribution to the released model "
+    "beyond the bound the privacy guarantee is calibrated to. Fit on unweighted records (or replicate records "
+    "with a public, bounded count before fitting and account for it in epsilon)."
+)
 
 
-class NotFittedError(ValueError, AttributeError):
-    """A facade was used before ``fit`` (subclasses ValueError and AttributeError, like scikit-learn's)."""
-
-
-class DPEstimator(abc.ABC):
-    """Base of the scikit-learn style facades over a DP estimator mechanism.
+class DPEstimator(BaseEstimator, abc.ABC):
+    """Base of the scikit-learn facades over a DP estimator mechanism.
 
     A subclass lists its parameters in ``__init__`` (which only stores them), builds the mechanism in
-    ``_mechanism()``, and stores the released model in ``_store(response)``. ``fit`` charges the optional
-    ``accountant`` and records the guarantee in ``privacy_params_``.
+    ``_mechanism()``, and stores the released model in ``_store(response)``. ``fit`` validates the input with
+    scikit-learn, charges the optional ``accountant``, releases once and records the guarantee in
+    ``privacy_params_``.
 
-    Parameters common to every facade
-    ---------------------------------
+    Parameters
+    ----------
     epsilon : float
-        Privacy loss of one ``fit``.
+        Privacy loss of one ``fit`` (a required keyword: a privacy level is never chosen for you).
     delta : float
         δ of one ``fit`` (0 for pure-ε methods; required > 0 by Gaussian-noise methods).
     rng : None, int or numpy Generator
         ``None`` for secure randomness; a seed only for reproducible experiments.
     accountant : Accountant, optional
         Charged before each release.
+
+    Notes
+    -----
+    Tags: every facade is non-deterministic (each ``fit`` draws fresh noise); classifiers and regressors
+    (:class:`DPClassifier`, :class:`DPRegressor`) also declare ``poor_score``: at a meaningful ε the noise can
+    keep a model below the accuracy scikit-learn's generic checks expect of a non-private one on their tiny
+    datasets.
     """
 
-    _estimator_type: ClassVar[str | None] = None
-    """"classifier", "regressor", "transformer" or "clusterer": drives ``__sklearn_tags__``."""
-
-    # ---- scikit-learn parameter protocol ---------------------------------------------------------------------
-
-    @classmethod
-    def _get_param_names(cls) -> list[str]:
-        params = inspect.signature(cls.__init__).parameters.values()
-        if any(p.kind == p.VAR_POSITIONAL for p in params):
-            raise RuntimeError(f"{cls.__name__} must list its parameters in __init__ (no *args).")
-        return sorted(p.name for p in params if p.name != "self" and p.kind != p.VAR_KEYWORD)
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Return the constructor parameters (scikit-learn protocol)."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params: Any) -> DPEstimator:
-        """Set constructor parameters (scikit-learn protocol); unknown names raise ValueError."""
-        valid = set(self._get_param_names())
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(
-                    f"Invalid parameter {name!r} for {type(self).__name__}. Valid parameters: {sorted(valid)}."
-                )
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = {
-            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values() if p.name != "self"
-        }
-        shown = [
-            f"{k}={v!r}"
-            for k, v in self.get_params().items()
-            if k not in defaults or (defaults[k] is not v and defaults[k] != v)
-        ]
-        return f"{type(self).__name__}({', '.join(shown)})"
-
-    def __sklearn_tags__(self):  # called by scikit-learn only, so importing it here is free
-        from sklearn.utils import ClassifierTags, RegressorTags, Tags, TargetTags, TransformerTags
-
-        kind = self._estimator_type
-        return Tags(
-            estimator_type=kind if kind in ("classifier", "regressor", "clusterer") else None,
-            target_tags=TargetTags(required=kind in ("classifier", "regressor")),
-            transformer_tags=TransformerTags() if hasattr(self, "transform") else None,
-            classifier_tags=ClassifierTags() if kind == "classifier" else None,
-            regressor_tags=RegressorTags() if kind == "regressor" else None,
-            non_deterministic=True,
-        )
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        return tags
 
     # ---- release -------------------------------------------------------------------------------------------
 
@@ -105,12 +77,39 @@ class DPEstimator(abc.ABC):
     def _store(self, response: Response) -> None:
         """Store the released model as fitted attributes ending in ``_``."""
 
-    def fit(self, X: Any, y: Any = None) -> DPEstimator:
-        """Release the model privately from ``X`` (and ``y``); returns ``self``."""
-        data = X if y is None else (X, y)
-        response = self._mechanism().release_response(
+    def _validate_fit_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """The public checks of ``fit``: form, not values (finiteness is checked by the mechanism after the charge)."""
+        tags = self.__sklearn_tags__()
+        X = validate_data(self, X, reset=True, dtype=np.float64, ensure_all_finite=False)
+        if not tags.target_tags.required:
+            return X, None
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None. Call fit(X, y)."
+            )
+        y = column_or_1d(y, warn=True)
+        if np.iscomplexobj(y):
+            raise ValueError("Complex data not supported: the labels y must be real.")
+        check_consistent_length(X, y)
+        if tags.classifier_tags is not None:
+            check_classification_targets(y)
+        elif y.dtype.kind not in "biuf":
+            y = y.astype(np.float64)
+        return X, y
+
+    def fit(self, X: Any, y: Any = None, **fit_params: Any) -> DPEstimator:
+        """Release the model privately from ``X`` (and ``y``); returns ``self``.
+
+        ``sample_weight`` is refused with the reason: a weight would scale a record's contribution past the bound the
+        noise is calibrated to. (It is taken through ``**fit_params`` so that scikit-learn does not treat the facade
+        as supporting weights.)
+        """
+        _refuse_fit_params(self, fit_params)
+        X, y = self._validate_fit_data(X, y)
+        mechanism = self._mechanism_for(X, y)
+        response = mechanism.release_response(
             self._privacy_params(),
-            data,
+            X if y is None else (X, y),
             rng=getattr(self, "rng", None),
             accountant=getattr(self, "accountant", None),
         )
@@ -118,8 +117,50 @@ class DPEstimator(abc.ABC):
         self._store(response)
         return self
 
+    def _mechanism_for(self, X: np.ndarray, y: np.ndarray | None) -> DPMech:
+        """The mechanism for this fit; a facade whose settings depend on the (public) size of the data overrides it."""
+        return self._mechanism()
+
     def _check_fitted(self) -> None:
-        if not hasattr(self, "privacy_params_"):
-            raise NotFittedError(
-                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with appropriate arguments first."
+        check_is_fitted(self, "model_")
+
+    def _validate_predict_data(self, X: Any) -> np.ndarray:
+        """Rows to predict on: fitted, same features (by name when fitted on a DataFrame), finite, real."""
+        self._check_fitted()
+        return validate_data(self, X, reset=False, dtype=np.float64)
+
+
+def _refuse_fit_params(estimator: Any, fit_params: dict[str, Any]) -> None:
+    if "sample_weight" in fit_params and fit_params["sample_weight"] is not None:
+        raise ValueError(_SAMPLE_WEIGHT.format(name=type(estimator).__name__))
+    unknown = sorted(set(fit_params) - {"sample_weight"})
+    if unknown:
+        raise TypeError(f"{type(estimator).__name__}.fit got unexpected keyword arguments {unknown}.")
+
+
+class DPClassifier(ClassifierMixin, DPEstimator):
+    """A facade whose release is a classifier: labels checked as classification targets, ``poor_score`` tag."""
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True
+        return tags
+
+    def _validate_fit_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        X, y = super()._validate_fit_data(X, y)
+        # Without classes= the labels found in y are taken as the public label set, so their number is public too.
+        if getattr(self, "classes", None) is None and np.unique(y).size < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least two classes, but y has one class only. Pass classes= with "
+                "every possible label (the public label set), or labels of two classes or more."
             )
+        return X, y
+
+
+class DPRegressor(RegressorMixin, DPEstimator):
+    """A facade whose release is a regressor (``poor_score`` tag, R² score)."""
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags

@@ -1,7 +1,7 @@
 """scikit-learn style private k-means over :class:`diffpriv_py.estimators.KMeans`.
 
 Each ``fit`` is one release: the whole ε is spent per call (so each fold of ``cross_val_score`` spends it again), and
-an ``accountant`` is charged before any noise is drawn. scikit-learn is not imported.
+an ``accountant`` is charged before any noise is drawn.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 
 from ..estimators.kmeans import KMeans as _KMeansMech
 from ..estimators.kmeans import KMeansModel
@@ -18,7 +19,7 @@ from ._base import DPEstimator
 __all__ = ["KMeans"]
 
 
-class KMeans(DPEstimator):
+class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, DPEstimator):
     """Differentially private k-means, scikit-learn style (DPLloyd, improved DPLloyd or input perturbation).
 
     Parameters
@@ -71,8 +72,6 @@ class KMeans(DPEstimator):
     array([-2.,  2.])
     """
 
-    _estimator_type = "clusterer"
-
     def __init__(
         self,
         n_clusters: int = 8,
@@ -111,31 +110,29 @@ class KMeans(DPEstimator):
         self.model_ = model
         self.cluster_centers_ = np.array(model.centroids)
         self.n_iter_ = model.n_iter
-        self.n_features_in_ = model.centroids.shape[1]
+        self._n_features_out = model.k
 
-    def fit(self, X: Any, y: Any = None) -> KMeans:
+    def fit(self, X: Any, y: Any = None, **fit_params: Any) -> KMeans:
         """Release the private centroids from ``X`` (one use of ``epsilon``); ``y`` is ignored. Returns ``self``."""
-        return super().fit(X)
+        return super().fit(X, None, **fit_params)
 
     def predict(self, X: Any) -> np.ndarray:
         """Index of the nearest private centroid for each row of ``X``."""
-        self._check_fitted()
+        X = self._validate_predict_data(X)
         return self.model_.predict(X)
 
-    def fit_predict(self, X: Any, y: Any = None) -> np.ndarray:
+    def fit_predict(self, X: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
         """``fit(X)`` then ``predict(X)``: the labels are for the caller, not a DP release."""
-        return self.fit(X).predict(X)
+        return self.fit(X, **fit_params).predict(X)
 
     def transform(self, X: Any) -> np.ndarray:
         """Distances of each row of ``X`` to the private centroids, shape (n, n_clusters)."""
-        self._check_fitted()
+        X = self._validate_predict_data(X)
         return self.model_.transform(X)
 
-    def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
-        """``fit(X)`` then ``transform(X)``."""
-        return self.fit(X).transform(X)
-
-    def score(self, X: Any, y: Any = None) -> float:
+    def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
         """Minus the inertia of ``X`` with respect to the private centroids (higher is better, like scikit-learn)."""
-        self._check_fitted()
+        if sample_weight is not None:
+            raise ValueError("KMeans.score does not support sample_weight.")
+        X = self._validate_predict_data(X)
         return -self.model_.inertia(X)

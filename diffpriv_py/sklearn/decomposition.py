@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from ..estimators.pca import PCA as PCAMech
 from ..response import Response
@@ -13,19 +14,20 @@ from ._base import DPEstimator
 __all__ = ["PCA"]
 
 
-class PCA(DPEstimator):
+class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
     """Differentially private PCA with the scikit-learn API (``fit``, ``transform``, ``fit_transform``).
 
     ``fit`` makes one private release with :class:`diffpriv_py.estimators.PCA`; ``transform`` is then free
-    post-processing. Works with ``sklearn.base.clone``, ``Pipeline`` and ``cross_val_score`` when scikit-learn is
-    installed (it is not imported).
+    post-processing. Built on scikit-learn's estimator machinery: ``clone``, ``Pipeline``, ``set_output`` and
+    ``get_feature_names_out`` work as for its own PCA.
 
     Parameters
     ----------
-    n_components : int, default 2
-        Dimension k of the released subspace.
-    epsilon : float, default 1.0
-        Privacy loss of one ``fit``.
+    n_components : int or None, default None
+        Dimension k of the released subspace; ``None`` keeps every feature (k = d, as scikit-learn's default).
+        Choices that read the data (a variance fraction, ``"mle"``) are not offered: they would leak it.
+    epsilon : float
+        Privacy loss of one ``fit``; a required keyword (no default: a privacy level is never chosen for you).
     delta : float, default 0.0
         δ of one ``fit``; must be > 0 for ``method="analyze_gauss"`` or ``"mod_sulq"``, and 0 (pure ε-DP) is the
         natural choice for ``"ppca"``.
@@ -47,6 +49,8 @@ class PCA(DPEstimator):
     explained_variance_ : ndarray of shape (n_components,) or None
         Noisy uncentred second moments along the components for the Gaussian methods; ``None`` for ``"ppca"``.
     n_components_, n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Set when ``X`` has column names; ``transform`` then refuses columns in another order.
     model_ : PCAModel
         The released model.
     privacy_params_ : Eps or Del
@@ -63,18 +67,16 @@ class PCA(DPEstimator):
     >>> import numpy as np
     >>> from diffpriv_py.sklearn import PCA
     >>> X = np.random.default_rng(0).normal(size=(1000, 5))
-    >>> Z = PCA(n_components=2, epsilon=1.0, data_norm=4.0, rng=0).fit_transform(X)
+    >>> Z = PCA(2, epsilon=1.0, data_norm=4.0, rng=0).fit_transform(X)
     >>> Z.shape
     (1000, 2)
     """
 
-    _estimator_type: ClassVar[str | None] = "transformer"
-
     def __init__(
         self,
-        n_components: int = 2,
+        n_components: int | None = None,
         *,
-        epsilon: float = 1.0,
+        epsilon: float,
         delta: float = 0.0,
         method: str = "ppca",
         data_norm: float | None = None,
@@ -91,8 +93,12 @@ class PCA(DPEstimator):
         self.rng = rng
         self.accountant = accountant
 
-    def _mechanism(self) -> PCAMech:
-        return PCAMech(self.n_components, method=self.method, data_norm=self.data_norm, n_sweeps=self.n_sweeps)
+    def _mechanism(self, n_features: int | None = None) -> PCAMech:
+        k = n_features if self.n_components is None and n_features is not None else self.n_components
+        return PCAMech(1 if k is None else k, method=self.method, data_norm=self.data_norm, n_sweeps=self.n_sweeps)
+
+    def _mechanism_for(self, X: np.ndarray, y: np.ndarray | None) -> PCAMech:
+        return self._mechanism(X.shape[1])
 
     def _store(self, response: Response) -> None:
         model = response.response
@@ -100,21 +106,16 @@ class PCA(DPEstimator):
         self.components_ = np.asarray(model.components).T
         self.explained_variance_ = model.explained_variance
         self.n_components_ = model.n_components
-        self.n_features_in_ = model.n_features
+        self._n_features_out = model.n_components
 
-    def fit(self, X: Any, y: Any = None) -> PCA:
+    def fit(self, X: Any, y: Any = None, **fit_params: Any) -> PCA:
         """Release the principal subspace of ``X`` privately (``y`` is ignored); returns ``self``."""
-        self._mechanism()  # validate the parameters before anything is charged
-        return super().fit(X)
+        return super().fit(X, None, **fit_params)
 
     def transform(self, X: Any) -> np.ndarray:
         """Project ``X`` onto the released components: ``X @ components_.T``."""
-        self._check_fitted()
+        X = self._validate_predict_data(X)
         return self.model_.transform(X)
-
-    def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
-        """``fit(X)`` then ``transform(X)``."""
-        return self.fit(X).transform(X)
 
     def inverse_transform(self, X: Any) -> np.ndarray:
         """Map projected coordinates back to the feature space."""

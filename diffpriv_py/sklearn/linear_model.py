@@ -2,7 +2,7 @@
 
 Each ``fit`` is one release of the CMS'11 mechanism (:class:`diffpriv_py.estimators.LogisticRegression` or
 :class:`diffpriv_py.estimators.SVM`): the whole ε is spent per call, and an ``accountant`` is charged before any noise
-is drawn. scikit-learn is not imported.
+is drawn.
 """
 
 from __future__ import annotations
@@ -15,48 +15,34 @@ from ..estimators.linear_models import SVM as _SVMMech
 from ..estimators.linear_models import LinearClassifierModel
 from ..estimators.linear_models import LogisticRegression as _LogisticMech
 from ..response import Response
-from ._base import DPEstimator
+from ._base import DPClassifier
 
 __all__ = ["SVM", "LogisticRegression"]
 
 
-class _LinearClassifier(DPEstimator):
-    _estimator_type = "classifier"
-
-    def fit(self, X: Any, y: Any = None) -> _LinearClassifier:
-        """Release the private model from ``(X, y)`` (one use of ``epsilon``); returns ``self``."""
-        if y is None:
-            raise ValueError(f"{type(self).__name__}.fit needs the labels: call fit(X, y).")
-        return super().fit(X, y)
-
+class _LinearClassifier(DPClassifier):
     def _store(self, response: Response) -> None:
         model: LinearClassifierModel = response.response
         self.model_ = model
         self.coef_ = np.array(model.coef)
         self.intercept_ = np.array(model.intercept)
         self.classes_ = np.array(model.classes)
-        self.n_features_in_ = model.n_features_in
         self.reg_lambda_ = model.reg_lambda
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed distances to the decision boundary: shape (n,) for two classes, else (n, n_classes)."""
-        self._check_fitted()
+        X = self._validate_predict_data(X)
         return self.model_.decision_function(X)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class labels."""
-        self._check_fitted()
+        X = self._validate_predict_data(X)
         return self.model_.predict(X)
-
-    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
-        """Mean accuracy on ``(X, y)`` (weighted by ``sample_weight`` if given), like scikit-learn's classifiers."""
-        correct = self.predict(X) == np.asarray(y)
-        return float(np.average(correct, weights=sample_weight))
 
 
 _COMMON_PARAMETERS = """
     epsilon : float
-        Privacy loss ε of one ``fit`` (no default: a privacy level is never chosen for you).
+        Privacy loss ε of one ``fit``; a required keyword (no default: a privacy level is never chosen for you).
     data_norm : float
         Required public bound on the L2 norm of a row of X; rows are clipped to it. Never taken from the data.
     reg_lambda : float, sequence of float or "private", default 1e-3
@@ -84,6 +70,8 @@ _COMMON_ATTRIBUTES = """
     intercept_ : ndarray of shape (1,) or (n_classes,)
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Set when ``X`` has column names (a DataFrame); ``predict`` then refuses columns in another order.
     reg_lambda_ : float
         The Λ used (the privately selected one for a grid).
     privacy_params_ : Eps
@@ -112,7 +100,7 @@ class LogisticRegression(_LinearClassifier):
     >>> from diffpriv_py.sklearn import LogisticRegression
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 3)); y = (X[:, 0] > 0).astype(int)
-    >>> clf = LogisticRegression(1.0, data_norm=3.0, reg_lambda=0.01, classes=[0, 1], rng=0).fit(X, y)
+    >>> clf = LogisticRegression(epsilon=1.0, data_norm=3.0, reg_lambda=0.01, classes=[0, 1], rng=0).fit(X, y)
     >>> clf.score(X, y) > 0.9
     True
 """
@@ -120,8 +108,8 @@ class LogisticRegression(_LinearClassifier):
 
     def __init__(
         self,
-        epsilon: float,
         *,
+        epsilon: float,
         data_norm: float | None = None,
         reg_lambda: Any = 1e-3,
         perturbation: str = "objective",
@@ -153,7 +141,7 @@ class LogisticRegression(_LinearClassifier):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, columns in the order of ``classes_``."""
-        self._check_fitted()
+        X = self._validate_predict_data(X)
         return self.model_.predict_proba(X)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
@@ -184,15 +172,15 @@ class SVM(_LinearClassifier):
     >>> from diffpriv_py.sklearn import SVM
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 3)); y = (X[:, 0] > 0).astype(int)
-    >>> SVM(1.0, data_norm=3.0, reg_lambda=0.01, classes=[0, 1], rng=0).fit(X, y).score(X, y) > 0.9
+    >>> SVM(epsilon=1.0, data_norm=3.0, reg_lambda=0.01, classes=[0, 1], rng=0).fit(X, y).score(X, y) > 0.9
     True
 """
     )
 
     def __init__(
         self,
-        epsilon: float,
         *,
+        epsilon: float,
         data_norm: float | None = None,
         reg_lambda: Any = 1e-3,
         perturbation: str = "objective",

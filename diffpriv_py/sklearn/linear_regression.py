@@ -13,12 +13,12 @@ import numpy as np
 from ..estimators.linear_regression import LinearModel
 from ..estimators.linear_regression import LinearRegression as _LinearRegressionMech
 from ..response import Response
-from ._base import DPEstimator
+from ._base import DPRegressor
 
 __all__ = ["LinearRegression"]
 
 
-class LinearRegression(DPEstimator):
+class LinearRegression(DPRegressor):
     """Differentially private least-squares regression, scikit-learn style (AdaSSP or the functional mechanism).
 
     Parameters
@@ -65,17 +65,15 @@ class LinearRegression(DPEstimator):
     >>> from diffpriv_py.sklearn import LinearRegression
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, (20_000, 2)); y = X @ [0.5, -0.3] + rng.normal(0, 0.1, 20_000)
-    >>> reg = LinearRegression(1.0, delta=1e-6, data_norm=1.5, label_bound=2.0, rng=0).fit(X, y)
+    >>> reg = LinearRegression(epsilon=1.0, delta=1e-6, data_norm=1.5, label_bound=2.0, rng=0).fit(X, y)
     >>> np.round(reg.coef_, 1)
     array([ 0.5, -0.3])
     """
 
-    _estimator_type = "regressor"
-
     def __init__(
         self,
-        epsilon: float,
         *,
+        epsilon: float,
         delta: float = 0.0,
         data_norm: float | None = None,
         label_bound: Any = None,
@@ -115,25 +113,8 @@ class LinearRegression(DPEstimator):
         self.coef_ = np.array(model.coef)
         self.intercept_ = model.intercept
         self.reg_lambda_ = model.reg_lambda
-        self.n_features_in_ = model.coef.shape[0]
-
-    def fit(self, X: Any, y: Any = None) -> LinearRegression:
-        """Release the private model from ``(X, y)`` (one use of the budget); returns ``self``."""
-        if y is None:
-            raise ValueError("LinearRegression.fit needs the labels: call fit(X, y).")
-        return super().fit(X, y)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predictions for the rows of ``X``."""
-        self._check_fitted()
+        X = self._validate_predict_data(X)
         return self.model_.predict(X)
-
-    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
-        """Coefficient of determination R² of the predictions on ``(X, y)``, like scikit-learn's regressors."""
-        y = np.asarray(y, dtype=np.float64).ravel()
-        residual = y - self.predict(X)
-        weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        mean = np.average(y, weights=weights)
-        ss_res = np.average(residual**2, weights=weights)
-        ss_tot = np.average((y - mean) ** 2, weights=weights)
-        return float(1.0 - ss_res / ss_tot) if ss_tot > 0 else 0.0

@@ -2,11 +2,11 @@
 
 Each ``fit`` is one release: the whole (ε, δ) is spent per call (so each fold of ``cross_val_score`` spends it
 again), and an ``accountant`` is charged with the exact subsampled-Gaussian composition before any noise is drawn.
-scikit-learn is not imported.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -14,12 +14,12 @@ import numpy as np
 from ..estimators.dpsgd import DPSGDClassifier as _DPSGDMech
 from ..estimators.dpsgd import DPSGDModel
 from ..response import Response
-from ._base import DPEstimator
+from ._base import DPClassifier
 
 __all__ = ["DPSGDClassifier"]
 
 
-class DPSGDClassifier(DPEstimator):
+class DPSGDClassifier(DPClassifier):
     """Differentially private multilayer perceptron (or softmax regression) trained by DP-SGD, scikit-learn style.
 
     Parameters
@@ -81,8 +81,6 @@ class DPSGDClassifier(DPEstimator):
     True
     """
 
-    _estimator_type = "classifier"
-
     def __init__(
         self,
         hidden_layer_sizes: Any = (64, 32),
@@ -118,15 +116,15 @@ class DPSGDClassifier(DPEstimator):
         self.rng = rng
         self.accountant = accountant
 
-    def _mechanism(self) -> _DPSGDMech:
-        n = self._n_samples
-        if not (isinstance(self.batch_size, (int, np.integer)) and not isinstance(self.batch_size, bool)):
+    def _mechanism(self, n_samples: int | None = None) -> _DPSGDMech:
+        n = n_samples if n_samples is not None else max(1, self.batch_size if _is_int(self.batch_size) else 1)
+        if not _is_int(self.batch_size):
             raise TypeError(f"batch_size must be an integer >= 1. Got {self.batch_size!r}.")
-        if not 1 <= self.batch_size <= n:
-            raise ValueError(f"batch_size must be between 1 and the number of rows ({n}). Got {self.batch_size}.")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be an integer >= 1. Got {self.batch_size}.")
         return _DPSGDMech(
             hidden_layer_sizes=self.hidden_layer_sizes,
-            sampling_rate=self.batch_size / n,
+            sampling_rate=min(self.batch_size, n) / n,
             epochs=self.epochs,
             learning_rate=self.learning_rate,
             momentum=self.momentum,
@@ -139,36 +137,41 @@ class DPSGDClassifier(DPEstimator):
             progress=self.progress,
         )
 
-    def fit(self, X: Any, y: Any = None) -> DPSGDClassifier:
-        """Train privately on ``(X, y)`` (one use of ``epsilon`` and ``delta``); returns ``self``."""
-        if y is None:
-            raise ValueError("DPSGDClassifier.fit needs the labels: call fit(X, y).")
-        self._n_samples = int(np.shape(X)[0])
-        return super().fit(X, y)
+    def _mechanism_for(self, X: np.ndarray, y: np.ndarray | None) -> _DPSGDMech:
+        # The expected batch is batch_size/n of the records (Poisson sampling); n is public under replace-one. As
+        # scikit-learn's MLP does, a batch larger than the data is clipped to it, with a warning.
+        n = X.shape[0]
+        if _is_int(self.batch_size) and self.batch_size > n:
+            warnings.warn(
+                f"batch_size={self.batch_size} exceeds the {n} records; using {n} (every record in every step).",
+                UserWarning,
+                stacklevel=3,
+            )
+        return self._mechanism(n)
 
     def _store(self, response: Response) -> None:
         model: DPSGDModel = response.response
         self.model_ = model
         self.classes_ = np.array(model.classes)
-        self.n_features_in_ = model.n_features_in
         self.noise_multiplier_ = model.noise_multiplier
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class labels."""
-        self._check_fitted()
+        X = self._validate_predict_data(X)
         return self.model_.predict(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, columns in the order of ``classes_``."""
-        self._check_fitted()
+        X = self._validate_predict_data(X)
         return self.model_.predict_proba(X)
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Logits, shape (n, n_classes)."""
-        self._check_fitted()
-        return self.model_.decision_function(X)
+        """Scores: shape (n,) for two classes (positive for ``classes_[1]``, scikit-learn's convention), else the
+        logits, shape (n, n_classes)."""
+        X = self._validate_predict_data(X)
+        logits = self.model_.decision_function(X)
+        return logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
 
-    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
-        """Mean accuracy on ``(X, y)``, like scikit-learn's classifiers."""
-        correct = self.predict(X) == np.asarray(y)
-        return float(np.average(correct, weights=sample_weight))
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)

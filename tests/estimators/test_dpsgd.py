@@ -223,8 +223,8 @@ def test_sklearn_facade_fits_scores_and_clones():
     assert acc.ledger[0].events[0].sampling_rate == pytest.approx(0.05)
     twin = clone(clf)
     assert twin.get_params()["batch_size"] == 50 and not hasattr(twin, "model_")
-    with pytest.raises(ValueError, match="batch_size"):
-        Facade(epsilon=1.0, delta=1e-5, batch_size=5000).fit(X, y)
+    with pytest.warns(UserWarning, match="batch_size=5000 exceeds the 1000 records"):
+        Facade((), epsilon=1.0, delta=1e-5, batch_size=5000, epochs=1, classes=[0, 1], rng=0).fit(X, y)
 
 
 @pytest.mark.parametrize(

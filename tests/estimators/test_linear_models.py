@@ -589,7 +589,7 @@ def test_facade_fits_predicts_and_exposes_learned_attributes(rng):
     from diffpriv_py.sklearn import LogisticRegression as SkLR
 
     X, y = _blobs(rng, n=400, d=3, classes=(0, 1, 2), sep=3.0)
-    clf = SkLR(20.0, data_norm=1.0, reg_lambda=1e-3, classes=[0, 1, 2], rng=0)
+    clf = SkLR(epsilon=20.0, data_norm=1.0, reg_lambda=1e-3, classes=[0, 1, 2], rng=0)
     assert clf.fit(X, y) is clf
     assert clf.coef_.shape == (3, 3) and clf.intercept_.shape == (3,)
     assert list(clf.classes_) == [0, 1, 2] and clf.n_features_in_ == 3 and clf.reg_lambda_ == 1e-3
@@ -607,12 +607,12 @@ def test_facade_refuses_use_before_fit_and_fit_without_labels(rng):
 
     X, y = _blobs(rng)
     with pytest.raises(NotFittedError):
-        SkSVM(1.0, data_norm=1.0).predict(X)
-    with pytest.raises(ValueError, match="labels"):
-        SkSVM(1.0, data_norm=1.0).fit(X)
+        SkSVM(epsilon=1.0, data_norm=1.0).predict(X)
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        SkSVM(epsilon=1.0, data_norm=1.0).fit(X)
     with pytest.raises(ValueError, match="data_norm is required"):
-        SkSVM(1.0).fit(X, y)
-    assert not hasattr(SkSVM(1.0, data_norm=1.0), "predict_proba")
+        SkSVM(epsilon=1.0).fit(X, y)
+    assert not hasattr(SkSVM(epsilon=1.0, data_norm=1.0), "predict_proba")
 
 
 @pytest.mark.slow
@@ -628,7 +628,7 @@ def test_facade_params_clone_pipeline_and_cross_val_score(rng):
     from diffpriv_py.sklearn import LogisticRegression as SkLR
 
     X, y = _blobs(rng, n=600, d=3, sep=3.0)
-    clf = SkLR(5.0, data_norm=1.0, reg_lambda=0.01, perturbation="output", rng=0)
+    clf = SkLR(epsilon=5.0, data_norm=1.0, reg_lambda=0.01, perturbation="output", rng=0)
     params = clf.get_params()
     assert params["epsilon"] == 5.0 and params["perturbation"] == "output" and params["reg_lambda"] == 0.01
     twin = clone(clf)
@@ -636,8 +636,10 @@ def test_facade_params_clone_pipeline_and_cross_val_score(rng):
     assert clf.set_params(reg_lambda=0.1) is clf and clf.reg_lambda == 0.1
     with pytest.raises(ValueError, match="Invalid parameter"):
         clf.set_params(C=1.0)
-    pipe = make_pipeline(FunctionTransformer(lambda a: a * 0.5), SkSVM(5.0, data_norm=1.0, reg_lambda=0.01, rng=0))
+    pipe = make_pipeline(
+        FunctionTransformer(lambda a: a * 0.5), SkSVM(epsilon=5.0, data_norm=1.0, reg_lambda=0.01, rng=0)
+    )
     scores = cross_val_score(pipe, X, y, cv=3)
     assert scores.shape == (3,) and np.all(scores > 0.8)
-    auc = cross_val_score(SkLR(5.0, data_norm=1.0, reg_lambda=0.01, rng=0), X, y, cv=3, scoring="roc_auc")
+    auc = cross_val_score(SkLR(epsilon=5.0, data_norm=1.0, reg_lambda=0.01, rng=0), X, y, cv=3, scoring="roc_auc")
     assert np.all(auc > 0.9)

@@ -336,17 +336,17 @@ def test_facade_fits_predicts_scores_and_explains_a_missing_delta():
     from diffpriv_py.sklearn import LinearRegression as Facade
 
     X, y, w = _data(20_000, 3, 6, noise=0.05)
-    reg = Facade(2.0, delta=1e-6, data_norm=1.0, label_bound=1.0, rng=0)
+    reg = Facade(epsilon=2.0, delta=1e-6, data_norm=1.0, label_bound=1.0, rng=0)
     with pytest.raises(dp.sklearn.NotFittedError):
         reg.predict(X)
     assert reg.fit(X, y) is reg and reg.privacy_params_ == dp.Del(2.0, 1e-6)
     np.testing.assert_allclose(reg.coef_, w, atol=0.05)
     assert reg.score(X, y) > 0.9 and reg.n_features_in_ == 3
     with pytest.raises(ValueError, match="delta"):
-        Facade(1.0, data_norm=1.0, label_bound=1.0).fit(X, y)
-    fm = Facade(2.0, method="functional", data_norm=1.0, label_bound=1.0, rng=0).fit(X, y)
+        Facade(epsilon=1.0, data_norm=1.0, label_bound=1.0).fit(X, y)
+    fm = Facade(epsilon=2.0, method="functional", data_norm=1.0, label_bound=1.0, rng=0).fit(X, y)
     assert fm.privacy_params_ == dp.Eps(2.0)
-    with pytest.raises(ValueError, match="labels"):
+    with pytest.raises(ValueError, match="requires y to be passed"):
         fm.fit(X)
 
 
@@ -361,7 +361,7 @@ def test_facade_works_with_clone_pipeline_and_cross_val_score():
     from diffpriv_py.sklearn import LinearRegression as Facade
 
     X, y, _ = _data(3000, 3, 7)
-    reg = Facade(1.0, delta=1e-6, data_norm=1.0, label_bound=1.0, rng=0)
+    reg = Facade(epsilon=1.0, delta=1e-6, data_norm=1.0, label_bound=1.0, rng=0)
     assert clone(reg).get_params() == reg.get_params() and is_regressor(reg)
     pipe = make_pipeline(FunctionTransformer(lambda a: a * 0.9), clone(reg))
     assert pipe.fit(X, y).predict(X).shape == (3000,)

@@ -484,7 +484,7 @@ def test_facade_refuses_use_before_fit_and_a_missing_bound(rng):
 
     X = _spiked_data(rng)
     with pytest.raises(NotFittedError):
-        SkPCA(2, data_norm=4.0).transform(X)
+        SkPCA(2, epsilon=1.0, data_norm=4.0).transform(X)
     accountant = dp.Accountant(budget=dp.Eps(1.0))
     with pytest.raises(ValueError, match="data_norm="):
         SkPCA(2, epsilon=0.5, accountant=accountant).fit(X)
@@ -513,7 +513,7 @@ def test_facade_works_with_clone_pipeline_and_cross_val_score(rng):
     pipe = make_pipeline(SkPCA(2, epsilon=5.0, data_norm=4.0, rng=0), LinearSVC())
     assert pipe.fit(X, y).score(X, y) > 0.7
     assert cross_val_score(pipe, X, y, cv=3).shape == (3,)
-    assert repr(est) == "PCA(data_norm=4.0, n_sweeps=5, rng=0)"
+    assert repr(est) == "PCA(data_norm=4.0, epsilon=1.0, n_components=2, n_sweeps=5, rng=0)"
 
 
 # ---- the paper's Figure 2 (algorithms.md §1.9, protocol "clip") -----------------------------------------------------
