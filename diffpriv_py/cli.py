@@ -430,8 +430,15 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         ]
         for eps in result.epsilons
     ]
+    if result.private:
+        print(f"\nPrivate: {result.privacy_note}.")
+    else:
+        print(
+            f"\nNOT PRIVATE: {result.privacy_note}. The first column is only the level of the noise (noise_epsilon), "
+            "not a privacy guarantee."
+        )
     print(f"\n{metric} on the test split (mean {sym['pm']} sd):")
-    print(format_table([sym["eps"], *result.models], rows))
+    print(format_table([sym["eps"] if result.private else "noise level", *result.models], rows))
     print("\nWrote:\n" + "\n".join(f"  {path}" for path in written))
     return EXIT_OK
 
@@ -683,15 +690,16 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument(
         "--sensitivity",
         type=_positive_float("--sensitivity"),
-        default=1.0,
-        help="per-value sensitivity of input perturbation (default 1, as in the study)",
+        default=None,
+        help="sensitivity of input perturbation (default: a whole record's, d for Laplace or sqrt(d) for Gaussian on "
+        "features in [0,1]; the PyPryvacy study's 1 per value does not protect a record)",
     )
     how.add_argument(
         "--scale",
-        choices=["none", "minmax"],
+        choices=["public", "minmax", "none"],
         default=None,
-        help="rescale features to [0,1] first (default: none for input perturbation, as in the study; minmax for "
-        "estimators)",
+        help="scale features to [0,1]: 'public' with the dataset's public bounds (the default when it has them: "
+        "adult, digits), 'minmax' with ranges read from the data (not private), 'none'",
     )
     study = evaluate.add_argument_group("study")
     study.add_argument(

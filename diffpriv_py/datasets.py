@@ -224,6 +224,10 @@ class Dataset:
         Short name (the key in :data:`DATASETS`, or the CSV file name).
     description : str
         One paragraph: source, size, licence.
+    bounds : (ndarray, ndarray) or None
+        Public per-feature (lower, upper) bounds from the schema or domain knowledge, never from the data (e.g.
+        digits' pixel counts lie in [0, 16]); ``None`` when no such bounds are known. A private study clips and
+        rescales with these; see :func:`diffpriv_py.evaluation.evaluate`.
     """
 
     data: np.ndarray
@@ -233,6 +237,7 @@ class Dataset:
     task: Literal["classification", "regression"]
     name: str
     description: str = ""
+    bounds: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def n_records(self) -> int:
@@ -394,6 +399,7 @@ def load_adult(
         task="classification",
         name="adult",
         description=f"UCI Adult census income ({subset}, {data.shape[0]} records). {ADULT_CITATION}",
+        bounds=(np.zeros(data.shape[1]), np.ones(data.shape[1])) if bounded else None,
     )
 
 
@@ -415,7 +421,12 @@ def _require(module: str, what: str, extra: str) -> Any:
         ) from None
 
 
-def _sklearn_loader(function: str, task: Literal["classification", "regression"], about: str) -> Callable[[], Dataset]:
+def _sklearn_loader(
+    function: str,
+    task: Literal["classification", "regression"],
+    about: str,
+    bounds: tuple[float, float] | None = None,
+) -> Callable[[], Dataset]:
     def load() -> Dataset:
         sk_datasets = _require("sklearn.datasets", f"The dataset {function[5:]!r}", "sklearn")
         bunch = getattr(sk_datasets, function)()
@@ -428,6 +439,7 @@ def _sklearn_loader(function: str, task: Literal["classification", "regression"]
             task=task,
             name=function[5:],
             description=about,
+            bounds=None if bounds is None else tuple(np.full(bunch.data.shape[1], float(b)) for b in bounds),
         )
 
     load.__name__ = f"load_{function[5:]}"
@@ -435,8 +447,13 @@ def _sklearn_loader(function: str, task: Literal["classification", "regression"]
     return load
 
 
+def _load_adult_bounded() -> Dataset:
+    """UCI Adult as :func:`load_adult` with ``bounded=True``: every feature in [0, 1] by public bounds."""
+    return load_adult(bounded=True)
+
+
 DATASETS: dict[str, Callable[[], Dataset]] = {
-    "adult": load_adult,
+    "adult": _load_adult_bounded,
     "breast_cancer": _sklearn_loader(
         "load_breast_cancer",
         "classification",
@@ -446,12 +463,16 @@ DATASETS: dict[str, Callable[[], Dataset]] = {
         "load_diabetes", "regression", "Diabetes progression: 442 records, 10 standardised features, regression."
     ),
     "digits": _sklearn_loader(
-        "load_digits", "classification", "Optical handwritten digits: 1,797 8x8 images (64 features), 10 classes."
+        "load_digits",
+        "classification",
+        "Optical handwritten digits: 1,797 8x8 images (64 features, pixel counts 0-16), 10 classes.",
+        bounds=(0.0, 16.0),
     ),
     "iris": _sklearn_loader("load_iris", "classification", "Fisher's iris: 150 records, 4 features, 3 classes."),
     "wine": _sklearn_loader("load_wine", "classification", "Wine recognition: 178 records, 13 features, 3 classes."),
 }
-"""Bundled datasets by name: ``adult`` ships with diffpriv_py; the others come with scikit-learn (no download)."""
+"""Bundled datasets by name: ``adult`` ships with diffpriv_py (here in its public-bounds form, every feature in
+[0, 1]); the others come with scikit-learn (no download). ``adult`` and ``digits`` carry public feature bounds."""
 
 
 def load_dataset(name: str) -> Dataset:

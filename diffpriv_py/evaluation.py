@@ -96,6 +96,10 @@ class ModelSpec:
         models ignore ``context.epsilon``; DP estimators release at it (``inf``: their non-private counterpart).
     requires : tuple of str
         ``"module"`` or ``"module:attribute"`` entries that must import for the model to be available.
+    private : bool
+        Whether training it is itself a DP release of the training split (True for models trained on privatised
+        data or released by a DP estimator; False when a step reads the clean training data, e.g. the
+        non-private SVM after DP PCA).
     """
 
     name: str
@@ -103,6 +107,7 @@ class ModelSpec:
     tasks: tuple[str, ...]
     build: Callable[[ModelContext], Any]
     requires: tuple[str, ...] = ("sklearn",)
+    private: bool = True
 
     def available(self) -> bool:
         """Whether everything this model needs can be imported."""
@@ -329,6 +334,7 @@ ESTIMATOR_MODELS: dict[str, ModelSpec] = {
             ("classification",),
             _PCAThenSVM,
             ("sklearn", "diffpriv_py.estimators:PCA"),
+            private=False,
         ),
         ModelSpec(
             "dp-linreg",
@@ -411,6 +417,37 @@ def _perturb(
     return np.asarray(release.response)
 
 
+def _public_scale(X: np.ndarray, bounds: Any) -> np.ndarray:
+    """Clip to public bounds and rescale to [0, 1]: reads nothing from the data."""
+    low, high = (np.asarray(b, dtype=np.float64) for b in bounds)
+    return (np.clip(X, low, high) - low) / (high - low)
+
+
+def _privacy(specs: Sequence[ModelSpec], privatisation: str, scale: str, sensitivity: float, d: int, task: str):
+    """Whether the study's releases are DP per record under replace-one neighbours, and why (or why not)."""
+    if scale != "public":
+        how = "with ranges read from the data" if scale == "minmax" else "not at all"
+        return False, (
+            f"the features are scaled {how}, not into public bounds, so the noise level is not a privacy guarantee "
+            "(use a dataset with public bounds and scale='public')"
+        )
+    leaky = [spec.name for spec in specs if not spec.private]
+    if leaky:
+        return False, f"{', '.join(leaky)} read the clean training data outside the DP release"
+    if privatisation == "estimators":
+        if task == "regression":
+            return False, "the labels are rescaled with the training split's range, which is read from the data"
+        return True, "each model is an ε-DP (or (ε, δ)-DP) release per record (replace-one), features in public bounds"
+    per_record = d if privatisation == "laplace" else math.sqrt(d)
+    if sensitivity < per_record * (1 - 1e-12):
+        norm = "L1" if privatisation == "laplace" else "L2"
+        return False, (
+            f"sensitivity={sensitivity:g} covers one value, not a whole record: a record of {d} features in [0, 1] "
+            f"moves by up to {per_record:g} in {norm} (leave sensitivity unset for the per-record value)"
+        )
+    return True, "every record of the training split is protected at ε (replace-one), features in public bounds"
+
+
 def _minmax(train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
     low, high = train.min(axis=0), train.max(axis=0)
     width = np.where(high > low, high - low, 1.0)
@@ -480,6 +517,12 @@ class EvaluationResult:
         Model name -> readable label.
     settings : dict
         The other settings (δ, sensitivity, repeats, cv, test size, seed, scaling, records used).
+    private : bool
+        Whether every model of the study is an ε-DP (or (ε, δ)-DP) release of its training split, per record
+        under replace-one neighbours. When it is not, the ε of a row is only the level of the noise: files and
+        plots then call it ``noise_epsilon`` and never label it as a privacy guarantee.
+    privacy_note : str
+        One sentence: why the study is private, or why it is not.
     """
 
     records: list[dict[str, Any]]
@@ -490,6 +533,13 @@ class EvaluationResult:
     models: tuple[str, ...]
     labels: dict[str, str]
     settings: dict[str, Any]
+    private: bool = False
+    privacy_note: str = ""
+
+    @property
+    def epsilon_label(self) -> str:
+        """``"epsilon"`` when the study is private, ``"noise_epsilon"`` when ε is only the noise level."""
+        return "epsilon" if self.private else "noise_epsilon"
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -523,14 +573,21 @@ class EvaluationResult:
         return rows
 
     def to_csv(self, path: str | os.PathLike[str], *, summary: bool = False) -> str:
-        """Write the raw records (or the summary) as CSV; ε = ∞ is written ``inf``. Returns the path."""
+        """Write the raw records (or the summary) as CSV; ε = ∞ is written ``inf``. Returns the path.
+
+        The ε column is called ``epsilon`` only when the study is private (:attr:`private`), else ``noise_epsilon``.
+        """
         rows = self.summary() if summary else self.records
         path = os.fspath(path)
+        column = self.epsilon_label
         with open(path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer = csv.DictWriter(handle, fieldnames=[column if k == "epsilon" else k for k in rows[0]])
             writer.writeheader()
             for row in rows:
-                writer.writerow({**row, "epsilon": _epsilon_label(row["epsilon"])})
+                writer.writerow(
+                    {(column if k == "epsilon" else k): v for k, v in row.items()}
+                    | {column: _epsilon_label(row["epsilon"])}
+                )
         return path
 
     def plot(self, metric: str, path: str | os.PathLike[str] | None = None) -> Any:
@@ -561,7 +618,10 @@ class EvaluationResult:
             )
         ax.set_xticks(positions, ["∞" if e == math.inf else f"{e:g}" for e in self.epsilons])
         names = {"accuracy": "Accuracy", "f1": "F1 score", "rmse": "RMSE", "r2": "R²"}
-        ax.set_xlabel("ε (privacy loss; ∞ = no noise)")
+        if self.private:
+            ax.set_xlabel("ε per record (privacy loss; ∞ = no noise)")
+        else:
+            ax.set_xlabel("noise level ε′ (NOT a privacy guarantee; ∞ = no noise)")
         ax.set_ylabel(f"{names[metric]} on the test split")
         how = {
             "laplace": "Laplace input perturbation",
@@ -569,7 +629,8 @@ class EvaluationResult:
             "estimators": "DP estimators",
         }[self.privatisation]
         runs = self.records and len({r["split"] for r in self.records})
-        ax.set_title(f"{names[metric]} vs ε — {self.dataset}, {how} (mean ± sd of {runs} runs)", fontsize=10)
+        what = "ε" if self.private else "noise level (not private)"
+        ax.set_title(f"{names[metric]} vs {what} — {self.dataset}, {how} (mean ± sd of {runs} runs)", fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
@@ -607,12 +668,15 @@ class _Study:
     sensitivity: float
     scale: str
     classes: tuple | None
+    bounds: tuple[np.ndarray, np.ndarray] | None = None
 
     def run(self, cell: _Cell) -> list[dict[str, Any]]:
         """Privatise the cell's training split, train every model, score it on the test split."""
         X_train, X_test = self.X[cell.train], self.X[cell.test]
         if self.scale == "minmax":
             X_train, X_test = _minmax(X_train, X_test)
+        elif self.scale == "public":
+            X_train, X_test = (_public_scale(part, self.bounds) for part in (X_train, X_test))
         rng = np.random.default_rng(cell.seed)
         features = (
             X_train
@@ -671,11 +735,11 @@ def evaluate(
     models: Sequence[str] | None = None,
     epsilons: Sequence[float] = PYPRYVACY_EPSILONS,
     delta: float = 1e-5,
-    sensitivity: float = 1.0,
+    sensitivity: float | None = None,
     repeats: int = 5,
     cv: int | None = None,
     test_size: float = 0.2,
-    scale: Literal["none", "minmax"] | None = None,
+    scale: Literal["public", "minmax", "none"] | None = None,
     max_records: int | None = None,
     rng: RNGLike = None,
     progress: bool = False,
@@ -699,18 +763,22 @@ def evaluate(
         Positive; ``inf`` means no privacy (the baseline).
     delta : float, default 1e-5
         δ for the Gaussian mechanism and (ε, δ) estimators. The PyPryvacy appendix used 0.05.
-    sensitivity : float, default 1.0
-        Per-value sensitivity for input perturbation (the study's 1).
+    sensitivity : float, optional
+        Sensitivity of input perturbation. Default: a whole record's, d (Laplace, L1) or √d (Gaussian, L2) for
+        features scaled into [0, 1], so that ε is per record; 1 without scaling. The PyPryvacy study used 1 per
+        value, which protects one value, not a record: such a run is reported as not private.
     repeats : int, default 5
         Independent repetitions (new split, new noise), or repetitions of the k-fold CV.
     cv : int, optional
         Use ``cv``-fold cross-validation instead of a random holdout split.
     test_size : float, default 0.2
         Holdout fraction (ignored with ``cv``).
-    scale : {"none", "minmax"}, optional
-        ``"minmax"`` rescales each feature to [0, 1] with the training split's range (clipping the test split)
-        before noise is added, so a sensitivity of 1 covers any change of one value. Default: ``"none"`` for input
-        perturbation (as in the study), ``"minmax"`` for the estimators (their row-norm bound √d relies on it).
+    scale : {"public", "minmax", "none"}, optional
+        ``"public"`` clips each feature to the dataset's public bounds (:attr:`Dataset.bounds`) and rescales it to
+        [0, 1]: nothing is read from the data, so the study's ε is a real guarantee. ``"minmax"`` rescales with the
+        training split's range (read from the data: the run is then *not* private, and says so). ``"none"``
+        leaves the features as they are (not private either, unless every feature's range is at most 1).
+        Default: ``"public"`` when the dataset has public bounds, else ``"minmax"``.
     max_records : int, optional
         Use a random subset of this many records (large datasets with the SVM are slow).
     rng : None, int, SeedSequence or Generator, optional
@@ -727,12 +795,12 @@ def evaluate(
 
     Notes
     -----
-    The privacy claims are those of the privatisation, under replace-one neighbours: with ``scale="minmax"``
-    (values in [0, 1]) and ``sensitivity=1``, Laplace input perturbation makes each *value* ε-DP and a record of d
-    features dε-DP (its L1 sensitivity is d; pass ``sensitivity=d`` for a per-record ε). Without scaling, as in
-    the study, the claim holds only for features whose range is at most 1. The labels are not noised. The
-    preprocessing (min-max range, median fill in CSVs) reads the data and is not private: this is a utility
-    study, not a release.
+    The result says whether the study is private (:attr:`EvaluationResult.private`) and why: only when the
+    features are scaled into public bounds and every model is a DP release of its training split (per record,
+    replace-one) is ε a guarantee. Otherwise ε is only the noise level, and the files and plots call it
+    ``noise_epsilon``, never ε. Input perturbation does not noise the labels (as in the study), so with it only
+    the features are protected. Median filling of missing values in CSVs reads the data. This is a utility study,
+    not a release tool.
 
     References
     ----------
@@ -743,11 +811,19 @@ def evaluate(
     if privatisation not in PRIVATISATIONS:
         raise ValueError(f"privatisation must be one of {', '.join(PRIVATISATIONS)}; got {privatisation!r}.")
     if scale is None:
-        scale = "minmax" if privatisation == "estimators" else "none"
-    if scale not in ("none", "minmax"):
-        raise ValueError(f"scale must be 'none' or 'minmax'; got {scale!r}.")
+        scale = "public" if dataset.bounds is not None else "minmax"
+    if scale not in ("public", "minmax", "none"):
+        raise ValueError(f"scale must be 'public', 'minmax' or 'none'; got {scale!r}.")
+    if scale == "public" and dataset.bounds is None:
+        raise ValueError(
+            f"scale='public' needs public feature bounds, and the dataset {dataset.name!r} has none (Dataset.bounds). "
+            "Use a dataset with public bounds (adult, digits) or scale='minmax' (then the study is not private)."
+        )
     grid = _check_epsilons(epsilons)
     delta = check_in_range(delta, "delta", 0.0, 1.0, low_closed=False, high_closed=False, owner="evaluate")
+    d = dataset.data.shape[1]
+    if sensitivity is None:
+        sensitivity = 1.0 if scale == "none" else (float(d) if privatisation == "laplace" else math.sqrt(d))
     sensitivity = check_in_range(
         sensitivity, "sensitivity", 0.0, math.inf, low_closed=False, high_closed=False, owner="evaluate"
     )
@@ -787,7 +863,9 @@ def evaluate(
         sensitivity=sensitivity,
         scale=scale,
         classes=classes,
+        bounds=dataset.bounds,
     )
+    private, note = _privacy(specs, privatisation, scale, sensitivity, d, dataset.task)
     if n_jobs in (None, 1):
         outputs: Any = (job.run(cell) for cell in cells)
     else:
@@ -829,6 +907,8 @@ def evaluate(
             "records": len(y),
             "seed": seed_seq.entropy,
         },
+        private=private,
+        privacy_note=note,
     )
 
 

@@ -129,6 +129,8 @@ def test_evaluate_writes_csvs_and_plots_and_prints_the_table(tmp_path, capsys):
     assert main([*argv, "--seed", "3", "--output", str(tmp_path), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "accuracy on the test split" in out and "knn" in out and "linear" in out
+    # iris has no public feature bounds: the run says plainly that it is not private and never labels it with ε.
+    assert "NOT PRIVATE" in out and "noise level" in out
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == [
         "iris_laplace_accuracy.png",
@@ -137,9 +139,21 @@ def test_evaluate_writes_csvs_and_plots_and_prints_the_table(tmp_path, capsys):
         "iris_laplace_summary.csv",
     ]
     summary = (tmp_path / "iris_laplace_summary.csv").read_text().splitlines()
-    assert summary[0] == "dataset,privatisation,model,epsilon,metric,mean,sd,n"
+    assert summary[0] == "dataset,privatisation,model,noise_epsilon,metric,mean,sd,n"
     assert len(summary) == 1 + 2 * 2 * 2  # models x epsilons x metrics
     assert any(",inf," in line for line in summary)
+
+
+@pytest.mark.slow
+def test_evaluate_on_public_bounds_reports_a_per_record_epsilon(tmp_path, capsys):
+    """digits has public pixel bounds: the features are scaled with them, ε is per record and the files say ε."""
+    pytest.importorskip("sklearn")
+    argv = ["evaluate", "--dataset", "digits", "--epsilons", "50,inf", "--repeats", "1", "--models", "knn"]
+    assert main([*argv, "--seed", "1", "--no-plot", "--max-records", "300", "-o", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "Private:" in out and "NOT PRIVATE" not in out
+    header = (tmp_path / "digits_laplace_summary.csv").read_text().splitlines()[0]
+    assert header == "dataset,privatisation,model,epsilon,metric,mean,sd,n"
 
 
 @pytest.mark.slow

@@ -142,3 +142,40 @@ def test_estimator_names_are_refused_for_input_perturbation(iris):
     """DP estimator names only exist with privatisation="estimators"."""
     with pytest.raises(ValueError, match="Unknown model 'dp-logreg'"):
         evaluation.evaluate(iris, models=["dp-logreg"])
+
+
+# ---- honesty: ε only where it is a guarantee ----------------------------------------------------------------------
+
+
+def test_a_study_with_public_bounds_is_private_per_record():
+    """digits' public pixel bounds: scale='public' by default, sensitivity d per record, and the result is private."""
+    digits = datasets.load_dataset("digits")
+    result = evaluation.evaluate(digits, epsilons=[10.0], repeats=1, models=["knn"], max_records=200, rng=0)
+    assert result.private and result.epsilon_label == "epsilon"
+    assert result.settings["scale"] == "public" and result.settings["sensitivity"] == 64.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        ({"scale": "minmax"}, "read from the data"),
+        ({"scale": "none"}, "not into public bounds"),
+        ({"sensitivity": 1.0}, "not a whole record"),
+    ],
+)
+def test_a_study_that_is_not_private_says_why_and_never_labels_epsilon(tmp_path, kwargs, reason):
+    """Data-derived scaling, no scaling, or a per-value sensitivity: not private, and the CSV says noise_epsilon."""
+    digits = datasets.load_dataset("digits")
+    result = evaluation.evaluate(digits, epsilons=[10.0], repeats=1, models=["knn"], max_records=200, rng=0, **kwargs)
+    assert not result.private and reason in result.privacy_note
+    header = open(result.to_csv(tmp_path / "s.csv", summary=True), encoding="utf-8").readline()
+    assert "noise_epsilon" in header and ",epsilon," not in header
+
+
+def test_dp_pca_then_a_non_private_svm_is_not_called_private():
+    """The poster's pipeline trains its SVM on the clean data, so the study is not private."""
+    digits = datasets.load_dataset("digits")
+    result = evaluation.evaluate(
+        digits, privatisation="estimators", epsilons=[5.0], repeats=1, models=["dp-pca-svm"], max_records=300, rng=0
+    )
+    assert not result.private and "dp-pca-svm" in result.privacy_note
