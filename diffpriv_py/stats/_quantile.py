@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -95,7 +96,16 @@ def candidate_grid(lower: float, upper: float, n_candidates: int = DEFAULT_CANDI
     grid[half + 1 :] = hi - np.arange(m - 2 - half, -1, -1, dtype=np.float64) * step
     grid[0], grid[-1] = lo, hi
     np.clip(grid, lo, hi, out=grid)
-    return np.unique(grid)
+    if not np.all(grid[1:] > grid[:-1]):  # rounding at the junction of the halves, or duplicates
+        grid = np.unique(grid)
+    return grid
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_grid(lower: float, upper: float, n_candidates: int) -> np.ndarray:
+    grid = candidate_grid(lower, upper, n_candidates)
+    grid.flags.writeable = False
+    return grid
 
 
 @attrs.frozen(eq=False)
@@ -126,6 +136,8 @@ def _rank_counts(values: np.ndarray, grid: np.ndarray, nan_policy: str) -> tuple
     inv = 1.0 / step if step > 0 else math.inf
     upper_next = np.append(grid[1:], np.inf)
     codes = np.zeros(2 * m + 2, dtype=np.int64)  # pairs (values in [cᵢ, cᵢ₊₁), values equal to cᵢ); last pair: NaN
+    # A fine grid would make every block's bincount as long as the grid: keep the codes and count them once instead.
+    kept = np.empty(values.shape[0], dtype=np.intp) if 2 * m + 2 > _BLOCK // 4 else None
     size = min(_BLOCK, values.shape[0])
     xb, t, g = np.empty(size), np.empty(size), np.empty(size)
     k = np.empty(size, dtype=np.intp)
@@ -158,7 +170,12 @@ def _rank_counts(values: np.ndarray, grid: np.ndarray, nan_policy: str) -> tuple
             eqb[bad] = np.take(grid, np.minimum(fixed, m - 1)) == xs
         np.left_shift(kk, 1, out=kk)
         kk += eqb
-        codes += np.bincount(kk, minlength=2 * m + 2)
+        if kept is None:
+            codes += np.bincount(kk, minlength=2 * m + 2)
+        else:
+            kept[start : start + b] = kk
+    if kept is not None:
+        codes += np.bincount(kept, minlength=2 * m + 2)
     pairs = codes.reshape(m + 1, 2)
     at = pairs[:m, 1]
     in_bucket = pairs[:m].sum(axis=1)
@@ -237,7 +254,7 @@ class Quantile(DPMech):
     def candidates(self, column: int = 0) -> np.ndarray:
         """The public grid a release for ``column`` draws from (see :func:`candidate_grid`)."""
         k = 0 if len(self.lower) == 1 else column
-        return candidate_grid(self.lower[k], self.upper[k], self.n_candidates)
+        return _cached_grid(self.lower[k], self.upper[k], self.n_candidates)
 
     def _check_dataset(self, X: Any) -> Any:
         # Only the identity target's input is the data itself; a custom target is checked on its output.
@@ -316,16 +333,16 @@ class Quantile(DPMech):
 def _draw_candidates(scores: np.ndarray, scale: float, rng: np.random.Generator, n: int) -> np.ndarray:
     """``n`` candidate indices, each with probability ∝ exp(scale·scores[i]), drawn in two exact stages.
 
-    Candidates between the same two data points share one score, so there are at most 2n + 1 distinct scores
-    however fine the grid. Stage one draws a score s with weight |{i : scores[i] = s}|·exp(scale·s) (the library's
-    full-range Gumbel sampler with the log count as base measure); stage two draws one of its candidates uniformly
-    (exact integers). By the chain rule each candidate has probability exp(scale·scores[i])/Z, as in one draw.
+    Neighbouring candidates with no data point between them share one score, so the grid falls into at most
+    2·n_values + 1 runs of equal scores however fine it is. Stage one draws a run r with weight |r|·exp(scale·s_r)
+    (the library's full-range Gumbel sampler with the log run length as base measure); stage two draws one of its
+    candidates uniformly (exact integers). By the chain rule each candidate has probability exp(scale·scores[i])/Z,
+    exactly as in one draw over all candidates.
     """
-    levels, group, sizes = np.unique(scores, return_inverse=True, return_counts=True)
-    chosen = sample_exponential_many(levels, scale, rng, n, log_weights=np.log(sizes))
-    members = np.argsort(group, kind="stable")
-    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    return members[first[chosen] + rng.integers(0, sizes[chosen])]
+    starts = np.concatenate([[0], np.flatnonzero(scores[1:] != scores[:-1]) + 1])
+    sizes = np.diff(np.append(starts, scores.size))
+    chosen = sample_exponential_many(scores[starts], scale, rng, n, log_weights=np.log(sizes))
+    return starts[chosen] + rng.integers(0, sizes[chosen])
 
 
 @attrs.frozen(eq=False)
