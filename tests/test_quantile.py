@@ -264,3 +264,14 @@ def test_bad_resolutions_are_refused_naming_the_parameter(bad):
     with pytest.raises((TypeError, ValueError), match="n_candidates"):
         dp.stats.median(np.zeros(5), dp.Eps(1), bounds=(0, 1), n_candidates=bad, accountant=acc)
     assert acc.spent.epsilon == 0
+
+
+def test_public_checks_of_the_mechanism_charge_nothing():
+    """Wrong column count or non-numeric data are refused by Quantile before the accountant is charged."""
+    mech = dp.stats.Quantile(quantiles=0.5, lower=[0, 0], upper=[1, 1])
+    acc = dp.Accountant(budget=dp.Eps(1.0))
+    with pytest.raises(ValueError, match="bounds for 2 columns but the data have 3"):
+        mech.release_response(dp.Eps(1.0), np.zeros((5, 3)), accountant=acc, rng=0)
+    with pytest.raises(ValueError, match="numeric"):
+        mech.release_response(dp.Eps(1.0), np.array(["a", "b"]), accountant=acc, rng=0)
+    assert acc.spent.epsilon == 0

@@ -233,6 +233,11 @@ class Quantile(DPMech):
     infinite privacy loss), and it needs a full sort. The grid costs a discretisation error of at most half a step
     (the resolution), and in exchange the output set is public and the scores come from one counting pass, no sort:
     the cost is O(n + n_candidates) per column, and the work per level is O(n_candidates).
+
+    References
+    ----------
+    McSherry, F. & Talwar, K. (2007). Mechanism design via differential privacy. FOCS.
+    Smith, A. (2011). Privacy-preserving statistical estimation with optimal convergence rates. STOC.
     """
 
     target: Callable[[Any], Any] = attrs.field(default=_as_values, validator=_callable_target)
@@ -387,7 +392,8 @@ def quantile(
         ``0``: one quantile per column of 2-D data; ``None`` pools all values (each record then moves ranks by up to
         d, and the sensitivity is d).
     nan_policy : {"raise", "omit"}, default "raise"
-        ``"omit"`` leaves NaN out; the sensitivity stays 1 because the level q·n moves by q ≤ 1 at most.
+        ``"omit"`` leaves NaN out; the sensitivity stays 1, because a value turning into NaN moves the level q·n
+        by q together with the count of values below each candidate by 1 or 0 (see :class:`Quantile`).
     rng, accountant, full_response
         As in :func:`diffpriv_py.stats.mean`.
     keepdims : bool, default False
