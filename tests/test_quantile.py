@@ -275,3 +275,17 @@ def test_public_checks_of_the_mechanism_charge_nothing():
     with pytest.raises(ValueError, match="numeric"):
         mech.release_response(dp.Eps(1.0), np.array(["a", "b"]), accountant=acc, rng=0)
     assert acc.spent.epsilon == 0
+
+
+@pytest.mark.parametrize(("lower", "upper", "m"), [(1, 0, 5), (0, np.inf, 5), (np.nan, 1, 5), (0, 1, 1), (0, 1, 2.5)])
+def test_candidate_grid_refuses_bad_bounds_and_resolutions(lower, upper, m):
+    """The public grid function validates like every entry point: finite lower < upper, an integer n_candidates ≥ 2."""
+    with pytest.raises((TypeError, ValueError)):
+        dp.stats.candidate_grid(lower, upper, m)
+
+
+def test_candidate_grid_is_the_documented_formula():
+    """dp.stats.candidate_grid equals the formula recomputed here, and 2^k + 1 points on (0, 1) are exact dyadics."""
+    for lo, hi, m in [(0.0, 1.0, 1025), (-3.0, 3.0, 7), (-1.5e308, 1.5e308, 1025), (1e15, 1e15 + 64, 1025)]:
+        np.testing.assert_array_equal(dp.stats.candidate_grid(lo, hi, m), public_grid(lo, hi, m))
+    np.testing.assert_array_equal(dp.stats.candidate_grid(0, 1, 1025), np.arange(1025) / 1024)

@@ -87,8 +87,13 @@ def candidate_grid(lower: float, upper: float, n_candidates: int = DEFAULT_CANDI
         exact grid points). Points that round to the same double (bounds so close, relative to their magnitude,
         that fewer than m doubles lie between them) are kept once.
     """
-    m = int(n_candidates)
-    lo, hi = float(lower), float(upper)
+    m = _n_candidates(n_candidates)
+    lo, hi = check_real(lower, "lower"), check_real(upper, "upper")
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(
+            f"candidate_grid needs finite bounds with lower < upper; got lower={lo!r}, upper={hi!r}. Pass the public "
+            "bounds of the quantile release, e.g. candidate_grid(0, 100)."
+        )
     step = hi / (m - 1) - lo / (m - 1)
     half = (m - 1) // 2
     grid = np.empty(m)
