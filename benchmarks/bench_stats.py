@@ -1,6 +1,6 @@
 """DP statistics: diffpriv_py against numpy (non-private) and diffprivlib's tools, n = 10⁶ and 10⁷, one run.
 
-Run: python benchmarks/bench_stats.py [--sizes 1e6 1e7] [--peer-python /work/bench-venv/bin/python]
+Run: python benchmarks/bench_stats.py [--sizes 1e6 1e7] [--peer-python /work/bench-venv/bin/python] [--only median]
 
 Prints a Markdown table for benchmarks/README.md. numpy and diffpriv_py are timed in this process; diffprivlib is
 timed in the peer environment (``benchmarks/setup_peers.sh``; never a dependency) by a child process started from
@@ -93,6 +93,12 @@ def cases(x: np.ndarray) -> list[tuple[str, Callable[[], Any], Callable[[], Any]
             lambda: np.quantile(np.clip(x, *b), 0.9),
             lambda: dp.stats.quantile(x, 0.9, EPS, bounds=b),
         ),
+        (
+            "median, n_candidates = 2²⁰ + 1",
+            lambda: np.median(x),
+            lambda: np.median(np.clip(x, *b)),
+            lambda: dp.stats.median(x, EPS, bounds=b, n_candidates=2**20 + 1),
+        ),
     ]
 
 
@@ -163,6 +169,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["1e6", "1e7"])
     parser.add_argument("--peer-python", default=PEER_PYTHON)
+    parser.add_argument("--only", nargs="+", default=None, help="time only the statistics whose name starts so")
     args = parser.parse_args()
     sizes = [int(float(s)) for s in args.sizes]
     peers = peer_times(sizes, args.peer_python)
@@ -177,6 +184,8 @@ def main() -> None:
             x = data(n)
             repeats = 11 if n <= 10**6 else 7
             for name, bare, clipped, private in cases(x):
+                if args.only and not name.startswith(tuple(args.only)):
+                    continue
                 (t_bare, t_clip, t_dp), (_, exact, value) = median_times([bare, clipped, private], repeats)
                 peer = peers.get(str(n), {}).get(name)
                 peer_ms = f"{peer * 1e3:.1f}" if peer else "–"

@@ -60,11 +60,12 @@ print("people over 65:", dp.stats.count(age > 65, eps, rng=rng), "  true", int(n
 # %% [markdown]
 # Quantiles
 # ---------
-# Quantiles use the exponential mechanism over the intervals between sorted data points, so the answer is a
-# value inside the public bounds.
+# Quantiles use the exponential mechanism over a public grid of candidates between the bounds (1025 points by
+# default), so the answer is a grid point, and the set of possible answers never depends on the data.
+# `n_candidates` sets the resolution: 74 points from 17 to 90 are the whole years.
 
 # %%
-print("median age  ", dp.stats.median(age, eps, bounds=(17, 90), rng=rng), "  true", np.median(age))
+print("median age  ", dp.stats.median(age, eps, bounds=(17, 90), n_candidates=74, rng=rng), "  true", np.median(age))
 print("quartiles   ", dp.stats.quantile(hours, [0.25, 0.75], eps, bounds=(0, 100), rng=rng))
 
 # %% [markdown]

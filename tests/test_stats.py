@@ -404,19 +404,22 @@ def test_mean_noise_has_the_documented_laplace_scale_and_catches_half_the_noise(
 
 @pytest.mark.slow
 def test_quantile_draws_follow_the_exponential_mechanism_and_catch_a_missing_factor_two():
-    """χ² over the data intervals: 2500 draws match p_i ∝ len_i·exp(−ε|i−qn|/2) and refute exp(−ε|i−qn|)."""
+    """χ² over the grid: 2500 draws match p(c) ∝ exp(ε·u(c)/2) and refute exp(ε·u(c)) (the factor 2 dropped)."""
     x = np.array([1.0, 2.0, 4.0, 7.0])
     eps, q = 1.0, 0.5
-    edges = np.array([0.0, *x, 10.0])
-    lengths = np.diff(edges)
-    ranks = np.arange(5)
+    grid = np.linspace(0.0, 10.0, 11)  # n_candidates=11: the points 0, 1, …, 10
+    below = np.searchsorted(np.sort(x), grid, side="left")
+    at_most = np.searchsorted(np.sort(x), grid, side="right")
+    u = -np.maximum(np.maximum(below - q * 4, q * 4 - at_most), 0)
 
     def pmf(factor):
-        w = lengths * np.exp(-eps * np.abs(ranks - q * 4) / factor)
+        w = np.exp(eps * u / factor)
         return w / w.sum()
 
-    draws = np.array([dp.stats.quantile(x, q, dp.Eps(eps), bounds=(0, 10), rng=s) for s in range(2500)])
-    observed = np.histogram(draws, bins=edges)[0]
+    kw = {"bounds": (0, 10), "n_candidates": 11}
+    draws = np.array([dp.stats.quantile(x, q, dp.Eps(eps), rng=s, **kw) for s in range(2500)])
+    observed = np.array([np.sum(draws == c) for c in grid])
+    assert observed.sum() == 2500  # nothing outside the grid
     assert sps.chisquare(observed, 2500 * pmf(2.0)).pvalue > 1e-6
     assert sps.chisquare(observed, 2500 * pmf(1.0)).pvalue < 1e-6
 
@@ -677,50 +680,3 @@ def test_grey_box_check_of_the_testing_kit_refutes_nanmeans_sensitivity():
         check_sensitivity(wrong, x, y)
     ours = dp.stats.mean(x, dp.Eps(1), bounds=(LO, HI), nan_policy="omit", rng=0, full_response=True).mechanism
     check_sensitivity(ours, x, y)
-
-
-@pytest.mark.parametrize(("window", "reach"), [(1, 1), (1, 0), (2, 100)])
-def test_two_stage_interval_choice_is_the_exact_exponential_mechanism(window, reach):
-    """χ²: window + aggregate (+ far-mass bound) sampling matches p ∝ len·exp(−s|i − qm|) and never drops the far."""
-    from diffpriv_py.stats._quantile import _Intervals
-
-    values = np.array([0.5, 0.6, 0.6, 2.0, 2.1, 2.15, 5.0, 5.5, 8.0, 9.9])  # a tie gives a zero-length interval
-    intervals = _Intervals(values, 0.0, 10.0)
-    q, scale, n = 0.5, 0.4, 30_000
-    draws = intervals.choose(q, scale, np.random.default_rng(11), n, window=window, reach=reach)
-    lengths = np.diff(np.concatenate([[0.0], values, [10.0]]))
-    p = lengths * np.exp(-scale * np.abs(np.arange(11) - q * 10))
-    p /= p.sum()
-    observed = np.bincount(draws, minlength=11)
-    assert observed[2] == 0  # the tie [0.6, 0.6] has length 0
-    keep = p > 0
-    assert sps.chisquare(observed[keep], n * p[keep]).pvalue > 1e-6
-    assert observed[[0, 10]].sum() > 0  # the far intervals keep their probability
-    window_only = np.zeros(11)
-    window_only[5 - window : 6 + window] = p[5 - window : 6 + window] / p[5 - window : 6 + window].sum()
-    assert sps.chisquare(observed[keep], n * np.maximum(window_only[keep], 1e-12)).pvalue < 1e-6
-
-
-@pytest.mark.slow
-def test_quantile_sampler_on_many_values_matches_exact_probabilities_near_the_target():
-    """With 20 000 values the far intervals are summarised by the bound; draws follow the exact pmf, not ε × 2's."""
-    from diffpriv_py.stats._quantile import _Intervals
-
-    values = np.sort(np.random.default_rng(5).random(20_000))
-    intervals = _Intervals(values, 0.0, 1.0)
-    q, scale, n = 0.3, 0.2, 8_000
-    draws = intervals.choose(q, scale, np.random.default_rng(6), n)
-    lengths = np.diff(np.concatenate([[0.0], values, [1.0]]))
-    # Bins of 4 ranks around the target; farther ranks have probability far below anything observable.
-    edges = np.arange(5_940, 6_061, 4)
-    observed = np.histogram(draws, bins=edges)[0]
-    assert observed.sum() > 0.999 * n
-
-    def pvalue(s):
-        logp = np.log(lengths) - s * np.abs(np.arange(values.size + 1) - q * values.size)
-        cumulative = np.concatenate([[0.0], np.cumsum(np.exp(logp - logp.max()))])
-        expected = cumulative[edges[1:]] - cumulative[edges[:-1]]
-        return sps.chisquare(observed, expected * observed.sum() / expected.sum()).pvalue
-
-    assert pvalue(scale) > 1e-6
-    assert pvalue(2 * scale) < 1e-6

@@ -8,13 +8,14 @@ mechanism for quantiles) under replace-one neighbours, and returns the private v
 
 from ._histogram import HistogramTarget, histogram
 from ._moments import ClippedStatistic, CovarianceTarget, count, covariance, mean, std, sum, var
-from ._quantile import Quantile, median, quantile
+from ._quantile import Quantile, candidate_grid, median, quantile
 
 __all__ = [
     "ClippedStatistic",
     "CovarianceTarget",
     "HistogramTarget",
     "Quantile",
+    "candidate_grid",
     "count",
     "covariance",
     "histogram",

@@ -1,7 +1,8 @@
-"""DP quantiles by the exponential mechanism over the intervals between sorted data points (Smith 2011)."""
+"""DP quantiles by the exponential mechanism over a public grid of candidates (McSherry & Talwar 2007)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -11,14 +12,14 @@ import numpy as np
 
 from .._blockwise import is_out_of_core
 from .._rng import RNGLike
-from .._validation import check_real
+from .._validation import check_int, check_real
 from ..exceptions import TargetOutputError
 from ..mechanisms._selection import sample_exponential_many
 from ..mechanisms.base import DPMech, _callable_target, _sensitivity
 from ..privacy import Eps
 from ._common import NAN_POLICIES, as_data, check_axis, check_bool, check_bounds, check_choice, check_params, nan_error
 
-__all__ = ["Quantile", "median", "quantile"]
+__all__ = ["DEFAULT_CANDIDATES", "GridCounts", "Quantile", "candidate_grid", "median", "quantile"]
 
 
 def _as_values(data: Any) -> Any:
@@ -47,45 +48,201 @@ def _bound_tuple(value: Any) -> tuple[float, ...]:
     return tuple(float(v) for v in arr)
 
 
-@attrs.frozen(eq=False)
-class SortedColumns:
-    """The evaluated data of :class:`Quantile`: each column sorted and clipped (NaN last), and its present count."""
+DEFAULT_CANDIDATES = 1025
+"""Default number of grid points between the bounds: 2¹⁰ + 1, a step of (upper − lower)/1024."""
 
-    values: np.ndarray  # shape (d, n)
-    counts: np.ndarray  # shape (d,)
+_MAX_CANDIDATES = 1 << 24
+
+_BLOCK = 1 << 16
+"""Values counted per block: the block's temporaries stay in cache (about 150 blocks for 10⁷ values)."""
+
+
+def _n_candidates(value: Any) -> int:
+    m = check_int(value, "n_candidates", minimum=2, owner="Quantile")
+    if m > _MAX_CANDIDATES:
+        raise ValueError(
+            f"The 'n_candidates' parameter of Quantile must be at most {_MAX_CANDIDATES} (2^24): every candidate is "
+            f"scored and drawn over, so the cost grows with it. Got {m}. A grid of 2^k + 1 points with k ≤ 20 already "
+            "resolves (upper − lower)/10⁶."
+        )
+    return m
+
+
+def candidate_grid(lower: float, upper: float, n_candidates: int = DEFAULT_CANDIDATES) -> np.ndarray:
+    """The public candidate outputs of a quantile release on [lower, upper]: computed from the arguments alone.
+
+    Parameters
+    ----------
+    lower, upper : float
+        The public bounds (finite, lower < upper).
+    n_candidates : int, default 1025
+        Number of grid points, bounds included.
+
+    Returns
+    -------
+    ndarray
+        The strictly increasing float64 grid. With m = ``n_candidates``, step = upper/(m − 1) − lower/(m − 1) and
+        h = ⌊(m − 1)/2⌋, the points are lower + i·step for i ≤ h and upper − (m − 1 − i)·step for i > h (each
+        half measured from its own bound, so nothing overflows even for bounds near ±1.8e308 and both bounds are
+        exact grid points). Points that round to the same double (bounds so close, relative to their magnitude,
+        that fewer than m doubles lie between them) are kept once.
+    """
+    m = _n_candidates(n_candidates)
+    lo, hi = check_real(lower, "lower"), check_real(upper, "upper")
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(
+            f"candidate_grid needs finite bounds with lower < upper; got lower={lo!r}, upper={hi!r}. Pass the public "
+            "bounds of the quantile release, e.g. candidate_grid(0, 100)."
+        )
+    step = hi / (m - 1) - lo / (m - 1)
+    half = (m - 1) // 2
+    grid = np.empty(m)
+    grid[: half + 1] = lo + np.arange(half + 1, dtype=np.float64) * step
+    grid[half + 1 :] = hi - np.arange(m - 2 - half, -1, -1, dtype=np.float64) * step
+    grid[0], grid[-1] = lo, hi
+    np.clip(grid, lo, hi, out=grid)
+    if not np.all(grid[1:] > grid[:-1]):  # rounding at the junction of the halves, or duplicates
+        grid = np.unique(grid)
+    return grid
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_grid(lower: float, upper: float, n_candidates: int) -> np.ndarray:
+    grid = candidate_grid(lower, upper, n_candidates)
+    grid.flags.writeable = False
+    return grid
+
+
+@attrs.frozen(eq=False)
+class GridCounts:
+    """The evaluated data of :class:`Quantile`: for every column j and candidate cᵢ of its grid, the rank counts.
+
+    ``less[j, i]`` = #{x < cᵢ} and ``at_most[j, i]`` = #{x ≤ cᵢ} over the column's clipped present values, and
+    ``present[j]`` their number. This is all the mechanism reads of the data.
+    """
+
+    less: tuple[np.ndarray, ...]
+    at_most: tuple[np.ndarray, ...]
+    present: np.ndarray
+
+
+def _rank_counts(values: np.ndarray, grid: np.ndarray, nan_policy: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """#{x < cᵢ}, #{x ≤ cᵢ} for every grid point cᵢ, and the number of present values, in one counting pass.
+
+    Each clipped value x gets the index k(x) of the largest grid point ≤ x: estimated by arithmetic on the regular
+    grid, checked exactly against the grid's own doubles (grid[k] ≤ x < grid[k + 1]), and looked up by binary search
+    where the check fails (rounding next to a grid point, or NaN). One ``np.bincount`` of 2·k(x) + [x = grid[k]]
+    gives, per candidate, the values in [cᵢ, cᵢ₊₁) and those equal to cᵢ; cumulative sums give both counts. No sort.
+    """
+    m = grid.size
+    lo, hi = float(grid[0]), float(grid[-1])
+    # The estimate assumes the regular formula; it only needs to be close, since every index is checked exactly.
+    step = hi / (m - 1) - lo / (m - 1) if m > 1 else 1.0
+    inv = 1.0 / step if step > 0 else math.inf
+    upper_next = np.append(grid[1:], np.inf)
+    codes = np.zeros(2 * m + 2, dtype=np.int64)  # pairs (values in [cᵢ, cᵢ₊₁), values equal to cᵢ); last pair: NaN
+    # A fine grid would make every block's bincount as long as the grid: keep the codes and count them once instead.
+    kept = np.empty(values.shape[0], dtype=np.intp) if 2 * m + 2 > _BLOCK // 4 else None
+    size = min(_BLOCK, values.shape[0])
+    xb, t, g = np.empty(size), np.empty(size), np.empty(size)
+    k = np.empty(size, dtype=np.intp)
+    ok, eq = np.empty(size, dtype=bool), np.empty(size, dtype=bool)
+    for start in range(0, values.shape[0], _BLOCK):
+        block = values[start : start + _BLOCK]
+        b = block.shape[0]
+        x, kk, okb, eqb, tb, gb = xb[:b], k[:b], ok[:b], eq[:b], t[:b], g[:b]
+        np.clip(block, lo, hi, out=x)  # NaN stays NaN
+        with np.errstate(invalid="ignore", over="ignore"):
+            np.multiply(x, inv, out=tb)
+            tb -= lo * inv
+            np.copyto(kk, tb, casting="unsafe")  # truncation = floor, since x ≥ lo; NaN gives garbage, caught below
+        np.clip(kk, 0, m - 1, out=kk)
+        np.take(grid, kk, out=gb)
+        np.less_equal(gb, x, out=okb)
+        np.equal(gb, x, out=eqb)
+        np.take(upper_next, kk, out=gb)
+        okb &= gb > x
+        if not okb.all():
+            bad = np.flatnonzero(~okb)
+            xs = x[bad]
+            fixed = np.searchsorted(grid, xs, side="right") - 1
+            nan = np.isnan(xs)
+            if nan.any():
+                if nan_policy == "raise":
+                    raise nan_error("dp.stats.quantile")
+                fixed[nan] = m  # the NaN pair, dropped below
+            kk[bad] = fixed
+            eqb[bad] = np.take(grid, np.minimum(fixed, m - 1)) == xs
+        np.left_shift(kk, 1, out=kk)
+        kk += eqb
+        if kept is None:
+            codes += np.bincount(kk, minlength=2 * m + 2)
+        else:
+            kept[start : start + b] = kk
+    if kept is not None:
+        codes += np.bincount(kept, minlength=2 * m + 2)
+    pairs = codes.reshape(m + 1, 2)
+    at = pairs[:m, 1]
+    in_bucket = pairs[:m].sum(axis=1)
+    less = np.zeros(m, dtype=np.int64)
+    np.cumsum(in_bucket[:-1], out=less[1:])
+    present = int(values.shape[0] - pairs[m].sum())
+    return less, less + at, present
 
 
 @attrs.frozen(kw_only=True)
 class Quantile(DPMech):
-    """Release quantiles of bounded data with the exponential mechanism over data intervals (Smith 2011).
+    """Release quantiles of bounded data with the exponential mechanism over a public grid of candidates.
 
     Parameters
     ----------
     quantiles : float or sequence of float
         The quantile levels q ∈ [0, 1] to release (0.5 is the median).
     lower, upper : float or sequence of float
-        Public bounds: the output lies in [lower, upper] and the data are clipped to it (one pair per column for 2-D
-        data).
+        Public bounds: the data are clipped to them and the output is a point of the grid between them (one pair per
+        column for 2-D data).
+    n_candidates : int, default 1025
+        Number of grid points per column, bounds included: the resolution is (upper − lower)/(n_candidates − 1).
     target : callable, default identity
         Maps the dataset to its values: a 1-D array, or a 2-D array whose columns are released separately.
     sensitivity : float, default 1
-        Sensitivity of the rank utility: how far one replaced record can move any rank (1 for one value per record;
-        d when each record contributes d pooled values).
+        Sensitivity of the rank utility: how far one replaced record can move any count of values below a candidate
+        (1 for one value per record; d when each record contributes d pooled values).
     nan_policy : {"raise", "omit"}, default "raise"
         ``"omit"`` leaves NaN out of each column.
 
     Notes
     -----
-    With the column's n present values sorted and clipped, s₁ ≤ … ≤ sₙ, and s₀ = lower, sₙ₊₁ = upper, the output is
-    drawn from the density ∝ exp(ε′·u(t)/(2Δ)) on [lower, upper] with the utility u(t) = −|i − q·n| for t in the
-    interval (sᵢ, sᵢ₊₁): pick interval i with probability ∝ (sᵢ₊₁ − sᵢ)·exp(−ε′|i − qn|/(2Δ)), then a uniform point
-    in it. Replacing one record moves every i by at most one (and, under ``"omit"``, q·n by at most q), so Δ = 1
-    and each draw is ε′-DP (McSherry & Talwar 2007; Smith 2011). The ε of a release is split equally over the
-    requested quantiles and columns (basic composition): ε′ = ε/(k·d). The interval is drawn in two exact stages
-    (the intervals near rank q·n one by one, all others as one aggregate weighed by their log-sum-exp), with the
-    library's full-range Gumbel noise, so no interval ever loses its probability. The cost is one sort plus
-    O(max(256, 100/ε′)) work per level; diffprivlib builds the same mechanism in a Python loop (about 80× numpy's
-    median).
+    **Output set.** Every release is a point of :func:`candidate_grid` ``(lower, upper, n_candidates)``, a set computed
+    from the public bounds and resolution alone. The set of values a release can take therefore never depends on
+    the data, in exact floating-point terms, and every output has positive probability under every dataset: the
+    privacy loss of any output is bounded.
+
+    **Utility.** With n the number of (present, clipped) values, L(c) = #{x < c} and R(c) = #{x ≤ c}, the score of
+    candidate c is u(c) = −max(0, L(c) − q·n, q·n − R(c)): minus the number of values that would have to move for c
+    to be a q-quantile (0 exactly when L(c) ≤ q·n ≤ R(c), so ties at c count as support, not as a penalty).
+    Replacing one record moves L(c) and R(c) by at most one each and leaves n alone, so each term, and their
+    maximum with 0, moves by at most 1: the sensitivity is Δ = 1. Under ``nan_policy="omit"`` n is itself private,
+    but a record that becomes NaN (or stops being one) moves L(c) by 1 or 0 *together with* q·n by q, so L(c) − q·n
+    moves by 1 − q or q, and q·n − R(c) likewise: Δ = 1 still. For pooled values, one record moves d of them: Δ = d.
+    (Scores are computed in float64; the rounding of q·n is a relative 2⁻⁵³.)
+
+    **Release.** Each (level, column) draws a candidate with probability ∝ exp(ε′·u(c)/(2Δ)), which is ε′-DP
+    (McSherry & Talwar 2007), with the library's full-range Gumbel sampler, so no candidate's probability underflows
+    to zero. The ε of a release is split equally over the k levels and d columns (basic composition):
+    ε′ = ε/(k·d). Neighbouring relation: replace-one.
+
+    **Why a grid.** The continuous version (Smith 2011) draws an interval between consecutive sorted data points
+    and returns a uniform point a + U·(b − a) inside it. In floating point, the set of doubles that formula can
+    produce depends on the data points a and b, so some outputs are impossible under a neighbouring dataset (an
+    infinite privacy loss), and it needs a full sort. The grid costs a discretisation error of at most half a step
+    (the resolution), and in exchange the output set is public and the scores come from one counting pass, no sort:
+    the cost is O(n + n_candidates) per column, and the work per level is O(n_candidates).
+
+    References
+    ----------
+    McSherry, F. & Talwar, K. (2007). Mechanism design via differential privacy. FOCS.
+    Smith, A. (2011). Privacy-preserving statistical estimation with optimal convergence rates. STOC.
     """
 
     target: Callable[[Any], Any] = attrs.field(default=_as_values, validator=_callable_target)
@@ -93,6 +250,7 @@ class Quantile(DPMech):
     quantiles: tuple[float, ...] = attrs.field(converter=_quantiles)
     lower: tuple[float, ...] = attrs.field(converter=_bound_tuple)
     upper: tuple[float, ...] = attrs.field(converter=_bound_tuple)
+    n_candidates: int = attrs.field(default=DEFAULT_CANDIDATES, converter=_n_candidates)
     nan_policy: str = attrs.field(default="raise", validator=attrs.validators.in_(NAN_POLICIES))
 
     def __attrs_post_init__(self) -> None:
@@ -103,49 +261,57 @@ class Quantile(DPMech):
                 f"upper={self.upper}."
             )
 
-    def _evaluate(self, output: Any) -> SortedColumns:
-        raw = np.asarray(output)
-        if raw.dtype.kind not in "iuf" or raw.ndim not in (1, 2) or raw.shape[0] == 0:
-            raise TargetOutputError(
-                "Non-private target output of Quantile must be a non-empty 1-D or 2-D numeric array (rows are "
-                f"records); got dtype {raw.dtype} with shape {raw.shape}."
+    def candidates(self, column: int = 0) -> np.ndarray:
+        """The public grid a release for ``column`` draws from (see :func:`candidate_grid`)."""
+        k = 0 if len(self.lower) == 1 else column
+        return _cached_grid(self.lower[k], self.upper[k], self.n_candidates)
+
+    def _check_dataset(self, X: Any) -> Any:
+        # Only the identity target's input is the data itself; a custom target is checked on its output.
+        if self.target is _as_values:
+            self._check_values(np.asarray(X), error=ValueError)
+        return X
+
+    def _check_values(self, raw: np.ndarray, *, error: type[Exception]) -> np.ndarray:
+        if raw.dtype.kind not in "iuf" or raw.ndim not in (1, 2) or raw.shape[0] == 0 or raw.size == 0:
+            raise error(
+                "The values of Quantile must be a non-empty 1-D or 2-D numeric array (rows are records); got dtype "
+                f"{raw.dtype} with shape {raw.shape}. Pass numeric data, e.g. np.asarray(x, dtype=float)."
             )
         cols = raw.reshape(raw.shape[0], -1)
-        d = cols.shape[1]
-        if len(self.lower) not in (1, d):
-            raise TargetOutputError(f"Quantile has bounds for {len(self.lower)} columns but the data have {d}.")
-        values = np.array(cols.T, dtype=np.float64, order="C")  # a private copy: the input is never mutated
-        values.sort(axis=1)  # NaN sorts last
-        lo = np.asarray(self.lower)[:, None]
-        hi = np.asarray(self.upper)[:, None]
-        np.clip(values, lo, hi, out=values)
-        missing = np.isnan(values[:, -1])
-        counts = np.full(d, values.shape[1])
-        if missing.any():
-            if self.nan_policy == "raise":
-                raise nan_error("dp.stats.quantile")
-            counts = values.shape[1] - np.isnan(values).sum(axis=1)
-        return SortedColumns(values=values, counts=counts)
+        if len(self.lower) not in (1, cols.shape[1]):
+            raise error(
+                f"Quantile has bounds for {len(self.lower)} columns but the data have {cols.shape[1]}. Pass one "
+                "(lower, upper) pair for all columns or one per column."
+            )
+        return cols
 
-    def _norm(self, value1: SortedColumns, value2: SortedColumns) -> float:
-        """Largest change of any quantile's utility over every output t (the score sensitivity, L∞)."""
+    def _evaluate(self, output: Any) -> GridCounts:
+        cols = self._check_values(np.asarray(output), error=TargetOutputError)
+        less, at_most, present = [], [], []
+        for j in range(cols.shape[1]):  # one counting pass per column; the grid is the column's
+            column = cols[:, j] if cols.shape[1] > 1 else cols.reshape(-1)
+            lt, le, count = _rank_counts(column, self.candidates(j), self.nan_policy)
+            less.append(lt)
+            at_most.append(le)
+            present.append(count)
+        return GridCounts(less=tuple(less), at_most=tuple(at_most), present=np.asarray(present, dtype=np.int64))
+
+    def scores(self, value: GridCounts, level: int, column: int) -> np.ndarray:
+        """u(c) = −max(0, #{x < c} − q·n, q·n − #{x ≤ c}) for every candidate c of ``column``'s grid."""
+        qn = self.quantiles[level] * float(value.present[column])
+        below = value.less[column] - qn
+        above = qn - value.at_most[column]
+        return -np.maximum(np.maximum(below, above), 0.0)
+
+    def _norm(self, value1: GridCounts, value2: GridCounts) -> float:
+        """Largest change of any candidate's score, over all levels and columns (the score sensitivity, L∞)."""
         worst = 0.0
-        for j in range(value1.values.shape[0]):
-            s1 = value1.values[j, : value1.counts[j]]
-            s2 = value2.values[j, : value2.counts[j]]
-            points = np.unique(np.concatenate([s1, s2, self._bounds(j)]))
-            probes = (points[:-1] + points[1:]) / 2  # one t inside every piece of both step functions
-            c1 = np.searchsorted(s1, probes, side="left")
-            c2 = np.searchsorted(s2, probes, side="left")
-            for q in self.quantiles:
-                u1 = -np.abs(c1 - q * s1.size)
-                u2 = -np.abs(c2 - q * s2.size)
-                worst = max(worst, float(np.max(np.abs(u1 - u2), initial=0.0)))
+        for j in range(len(value1.less)):
+            for i in range(len(self.quantiles)):
+                change = np.abs(self.scores(value1, i, j) - self.scores(value2, i, j))
+                worst = max(worst, float(change.max()))
         return worst
-
-    def _bounds(self, j: int) -> np.ndarray:
-        k = 0 if len(self.lower) == 1 else j
-        return np.array([self.lower[k], self.upper[k]])
 
     def _check_params(self, privacy_params: Eps) -> None:
         if self.sensitivity == 0:
@@ -154,124 +320,39 @@ class Quantile(DPMech):
                 "with sensitivity 0 does not exist. Use sensitivity=1 (or d for pooled 2-D values)."
             )
 
-    def _release(self, value: SortedColumns, privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
+    def _release(self, value: GridCounts, privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
         return self._draw(value, privacy_params, rng, 1)[0]
 
-    def _sample_many(self, value: SortedColumns, privacy_params: Eps, rng: np.random.Generator, n: int) -> np.ndarray:
+    def _sample_many(self, value: GridCounts, privacy_params: Eps, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` independent releases from one evaluated dataset, shape (n, levels, columns) (for the auditor)."""
         return self._draw(value, privacy_params, rng, n)
 
-    def _draw(self, value: SortedColumns, privacy_params: Eps, rng: np.random.Generator, n: int) -> np.ndarray:
-        d = value.values.shape[0]
+    def _draw(self, value: GridCounts, privacy_params: Eps, rng: np.random.Generator, n: int) -> np.ndarray:
+        d = len(value.less)
         k = len(self.quantiles)
         # Basic composition: every (level, column) draw gets an equal share of ε.
         scale = privacy_params.epsilon / (k * d) / (2.0 * self.sensitivity)
         out = np.empty((n, k, d))
         for j in range(d):
-            lo, hi = self._bounds(j)
-            intervals = _Intervals(value.values[j, : value.counts[j]], float(lo), float(hi))
-            for i, q in enumerate(self.quantiles):
-                idx = intervals.choose(q, scale, rng, n)
-                a, b = intervals.edges(idx), intervals.edges(idx + 1)
-                out[:, i, j] = np.clip(a + rng.random(n) * (b - a), a, b)
+            grid = self.candidates(j)
+            for i in range(k):
+                out[:, i, j] = grid[_draw_candidates(self.scores(value, i, j), scale, rng, n)]
         return out
 
 
-_NEGLIGIBLE = 60.0
-"""Log-ratio below which the far intervals' total mass is left out of the aggregate's weight (e⁻⁶⁰ ≈ 1e-26)."""
+def _draw_candidates(scores: np.ndarray, scale: float, rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` candidate indices, each with probability ∝ exp(scale·scores[i]), drawn in two exact stages.
 
-
-def _log_sum_exp(logits: np.ndarray) -> float:
-    if logits.size == 0:
-        return -math.inf
-    top = float(logits.max())
-    if top == -math.inf:
-        return -math.inf
-    return top + math.log(float(np.exp(logits - top).sum()))
-
-
-def _sample(logits: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
-    """``n`` indices ∝ exp(logits) from the library's truncation-free exponential sampler."""
-    return np.asarray(sample_exponential_many(logits, 1.0, rng, n))
-
-
-@attrs.frozen(eq=False)
-class _Intervals:
-    """The m + 1 intervals [lo, s₁], [s₁, s₂], …, [sₘ, hi] of a sorted, clipped column, and the sampler over them."""
-
-    values: np.ndarray
-    lo: float
-    hi: float
-
-    def edges(self, idx: np.ndarray) -> np.ndarray:
-        """Left edges of the intervals ``idx`` (index m + 1 gives hi)."""
-        m = self.values.size
-        idx = np.asarray(idx)
-        out = np.take(self.values, np.clip(idx - 1, 0, max(m - 1, 0)), mode="clip") if m else np.empty(idx.shape)
-        out = np.where(idx <= 0, self.lo, out)
-        return np.where(idx >= m + 1, self.hi, out)
-
-    def logits(self, start: int, stop: int, qm: float, scale: float) -> np.ndarray:
-        """log(length) − scale·|i − q·m| for the intervals i in [start, stop)."""
-        e = self.edges(np.arange(start, stop + 1))
-        with np.errstate(divide="ignore"):
-            out = np.log(np.diff(e))  # zero-width intervals (ties) get weight 0: −inf
-        ranks = np.arange(start, stop, dtype=np.float64)
-        ranks -= qm
-        np.abs(ranks, out=ranks)
-        ranks *= scale
-        out -= ranks
-        return out
-
-    def choose(
-        self,
-        q: float,
-        scale: float,
-        rng: np.random.Generator,
-        n: int,
-        *,
-        window: int | None = None,
-        reach: int | None = None,
-    ) -> np.ndarray:
-        """``n`` interval indices drawn with probability ∝ length·exp(−scale·|i − q·m|), exactly.
-
-        Two stages (the chain rule): the ~2·window intervals around rank q·m are sampled individually together with
-        one aggregate candidate for all the others, whose logit is their log-sum-exp; only if the aggregate wins is
-        one of the others drawn, again ∝ its weight, over all of them. Far intervals never lose their probability.
-        The aggregate's weight sums the others within reach of float precision; the rest (shown by the public bound
-        length ≤ hi − lo to weigh under e⁻⁶⁰ of it) is left out of that weight only, a relative error below 1e-26.
-        Work: O(window) per draw instead of O(n), so a quantile costs little more than the sort.
-        """
-        m = self.values.size
-        size = m + 1
-        qm = q * m
-        centre = min(max(round(qm), 0), m)
-        if window is None:
-            window = max(256, math.ceil(50.0 / scale))
-        if reach is None:
-            reach = math.ceil((2.0 * math.log(size + 1.0) + _NEGLIGIBLE + 50.0) / scale)
-        start, stop = max(0, centre - window), min(size, centre + window + 1)
-        near_start, near_stop = max(0, start - reach), min(size, stop + reach)
-        if (start, stop) == (0, size):
-            return _sample(self.logits(0, size, qm, scale), rng, n)
-        near = self.logits(near_start, near_stop, qm, scale)
-        inside = near[start - near_start : stop - near_start]
-        rest = np.logaddexp(_log_sum_exp(near[: start - near_start]), _log_sum_exp(near[stop - near_start :]))
-        far = near_start + (size - near_stop)
-        if far:
-            # Every interval is at most hi − lo long (public), and the far ones are ≥ gap ranks from q·m.
-            gaps = ([qm - (near_start - 1)] if near_start > 0 else []) + ([near_stop - qm] if near_stop < size else [])
-            bound = math.log(far) + math.log(self.hi - self.lo) - scale * max(min(gaps), 0.0)
-            if bound > rest - _NEGLIGIBLE:  # the far mass might matter: weigh every interval
-                rest = _log_sum_exp(np.delete(self.logits(0, size, qm, scale), np.s_[start:stop]))
-        first = _sample(np.append(inside, rest), rng, n)
-        idx = first + start
-        picked_rest = np.flatnonzero(first == stop - start)
-        if picked_rest.size:
-            others = np.delete(self.logits(0, size, qm, scale), np.s_[start:stop])
-            picked = _sample(others, rng, picked_rest.size)
-            idx[picked_rest] = np.where(picked < start, picked, picked + (stop - start))
-        return idx
+    Neighbouring candidates with no data point between them share one score, so the grid falls into at most
+    2·n_values + 1 runs of equal scores however fine it is. Stage one draws a run r with weight |r|·exp(scale·s_r)
+    (the library's full-range Gumbel sampler with the log run length as base measure); stage two draws one of its
+    candidates uniformly (exact integers). By the chain rule each candidate has probability exp(scale·scores[i])/Z,
+    exactly as in one draw over all candidates.
+    """
+    starts = np.concatenate([[0], np.flatnonzero(scores[1:] != scores[:-1]) + 1])
+    sizes = np.diff(np.append(starts, scores.size))
+    chosen = sample_exponential_many(scores[starts], scale, rng, n, log_weights=np.log(sizes))
+    return starts[chosen] + rng.integers(0, sizes[chosen])
 
 
 @attrs.frozen(eq=False)
@@ -296,8 +377,10 @@ def quantile(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
+    n_candidates: int = DEFAULT_CANDIDATES,
 ) -> Any:
-    """Differentially private quantile(s) of bounded data (exponential mechanism, Smith 2011).
+    """Differentially private quantile(s) of bounded data (exponential mechanism over a public grid).
 
     Parameters
     ----------
@@ -314,9 +397,17 @@ def quantile(
         ``0``: one quantile per column of 2-D data; ``None`` pools all values (each record then moves ranks by up to
         d, and the sensitivity is d).
     nan_policy : {"raise", "omit"}, default "raise"
-        ``"omit"`` leaves NaN out; the sensitivity stays 1 because the level q·n moves by q ≤ 1 at most.
+        ``"omit"`` leaves NaN out; the sensitivity stays 1, because a value turning into NaN moves the level q·n
+        by q together with the count of values below each candidate by 1 or 0 (see :class:`Quantile`).
     rng, accountant, full_response
         As in :func:`diffpriv_py.stats.mean`.
+    keepdims : bool, default False
+        As in ``numpy.quantile``: keep the reduced axes with length one (the levels' axis, if any, stays first).
+    n_candidates : int, default 1025
+        The resolution: every output is one of ``n_candidates`` evenly spaced public points from the lower to the
+        upper bound (:func:`candidate_grid`), so the step is (upper − lower)/(n_candidates − 1), 1/1024 of the
+        width by default. A finer grid costs a little more per level (the scores of every candidate are computed
+        and drawn over) and a slightly wider spread at small n·ε; a coarser one rounds the answer to its step.
 
     Returns
     -------
@@ -326,8 +417,9 @@ def quantile(
 
     Notes
     -----
-    ε-DP under replace-one neighbours; see :class:`Quantile` for the mechanism. Cost: one O(n log n) sort, then
-    work independent of n per level (about numpy's median in the benchmark).
+    ε-DP under replace-one neighbours; see :class:`Quantile` for the mechanism and its proof (McSherry & Talwar
+    2007). The output is always a point of the public grid, never a value that depends on the data's doubles.
+    Cost: one counting pass over the data (no sort), then O(n_candidates) per level and column.
 
     Examples
     --------
@@ -340,13 +432,13 @@ def quantile(
     if not isinstance(privacy_params, Eps):
         check_params(privacy_params, "laplace", who=who)
     full_response = check_bool(full_response, "full_response", who=who)
+    keepdims = check_bool(keepdims, "keepdims", who=who)
     levels = _quantiles(q)
     if is_out_of_core(x):
         raise TypeError(
-            f"{who} does not accept out-of-core data (dask, Chunks): the exponential mechanism scores every gap "
-            "between the sorted values, which needs all values sorted in memory, and a quantile is not a sum over "
-            "blocks. Compute it on an in-memory sample, or use dp.stats.histogram with fine public bins (additive "
-            "over blocks) and read the quantile off the private cumulative counts."
+            f"{who} does not accept out-of-core data (dask, Chunks): the release reads the rank counts of every "
+            "candidate from all values in memory. Compute it on an in-memory sample, or use dp.stats.histogram with "
+            "fine public bins (additive over blocks) and read the quantile off the private cumulative counts."
         )
     data = as_data(x, who=who)
     ax = check_axis(axis, data.ndim, who=who, allowed=(None, 0))
@@ -361,13 +453,17 @@ def quantile(
             upper=float(hi.max()),
             sensitivity=float(data.shape[1]),
             nan_policy=nan_policy,
+            n_candidates=n_candidates,
         )
     else:
-        mech = Quantile(quantiles=levels, lower=lo, upper=hi, nan_policy=nan_policy)
+        mech = Quantile(quantiles=levels, lower=lo, upper=hi, nan_policy=nan_policy, n_candidates=n_candidates)
     response = mech.release_response(privacy_params, data, rng=rng, accountant=accountant)
-    out = np.asarray(response.response)
+    out = np.asarray(response.response)  # (levels, columns)
     if not (two_d and ax == 0):
         out = out[:, 0]
+    if keepdims:
+        # numpy's shapes: the reduced axes stay with length one after the levels' axis.
+        out = out[:, np.newaxis, :] if two_d and ax == 0 else out.reshape(out.shape[0], *(1,) * data.ndim)
     value: Any = out
     if np.ndim(q) == 0:
         value = float(out[0]) if out.ndim == 1 else out[0]
@@ -386,6 +482,8 @@ def median(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
+    n_candidates: int = DEFAULT_CANDIDATES,
 ) -> Any:
     """Differentially private median: :func:`quantile` at q = 0.5 (same parameters, guarantee and cost)."""
     return quantile(
@@ -398,4 +496,6 @@ def median(
         rng=rng,
         accountant=accountant,
         full_response=full_response,
+        keepdims=keepdims,
+        n_candidates=n_candidates,
     )
