@@ -489,6 +489,20 @@ class DPSGDClassifier(DPMech):
     **Accounting.** An :class:`~diffpriv_py.Accountant` is charged with the exact subsampled-Gaussian event
     (``privacy_events``), so DP-SGD composes tightly with other releases.
 
+    **Noise (floating-point safe).** Each step's clipped sum is rounded to a power-of-two grid r ≤ σC·2⁻⁴⁰ and
+    gets r times a discrete Gaussian (:func:`diffpriv_py._noise.grid_gaussian`), so the output's float structure
+    does not depend on the data. Its standard deviation is σ_c·Δ_step, with Δ_step = C(1 + 2⁻³⁰)(1 + 2nγₙ) + √d·r
+    the replace-one (add/remove-one within a step) sensitivity of the *computed* and rounded sum
+    (:func:`clipped_gradient_sum`, :func:`sum_sensitivity`) and σ_c ≥ σ calibrated for the reported guarantee
+    minus the sampler's float reserve (ε − N·2⁻³⁷, δ(1 − N·2⁻³⁶)) over all N = T·d values drawn (as
+    :class:`~diffpriv_py.Gaussian` does). The mechanism that runs is therefore at least as private as the
+    subsampled Gaussian at multiplier σ that is reported and charged. See :meth:`safe_noise`.
+
+    **Robustness.** No finite record escapes the clip: norms are computed without overflow, and an example
+    whose gradient is not finite (or exceeds C·2⁹⁰⁰) contributes exactly 0. ``sensitivity`` is C and cannot be
+    lowered. Public checks of ``(X, y)`` (shapes, real X, finite labels within ``classes``) run before the
+    accountant is charged.
+
     **What is not covered.** Hyper-parameters (C, η, epochs, architecture) must be chosen without looking at
     the private data, or their selection accounted for. Features should be on a public, data-independent scale
     (e.g. pixels / 16); nothing is standardised with statistics of the data.

@@ -496,10 +496,14 @@ _NOTES = """
       parts, candidate i is trained on part i at the full ε, and the exponential mechanism picks one with
       probability ∝ exp(−ε·errorsᵢ/2) on the last part; ε-DP by parallel composition.
 
+    **Sensitivity.** ``sensitivity=`` may be raised but not set below the derived 2 (0 would release the exact
+    minimiser); a value set by the sensitivity sampler (output perturbation) is kept with its random-DP guarantee.
+
     The label set is taken from ``classes=`` when given; otherwise from ``y``, which treats the set of labels
-    present as public (pass ``classes=`` when it is not). Noise comes from floating-point samplers (as every DP
-    ERM library); the solver tolerance and the float noise are the two places where the implementation differs
-    from the exact-arithmetic proof.
+    present as public (pass ``classes=`` when it is not). NaN labels, complex X and labels outside ``classes``
+    are refused before an accountant is charged; rows are clipped with overflow-safe norms. Noise comes from
+    floating-point samplers (as every DP ERM library); the solver tolerance and the float noise are the two places
+    where the implementation differs from the exact-arithmetic proof.
 
     References
     ----------
