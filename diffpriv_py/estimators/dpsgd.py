@@ -319,6 +319,7 @@ def _train(
     # Normalise by the *expected* batch size qn (public), not the sampled one, which depends on the data under
     # add/remove neighbours (Abadi et al. 2016; Opacus).
     expected = q * n
+    offsets = np.cumsum([a.size for a in (*weights, *biases)])[:-1]
     for _ in tqdm(range(steps), disable=not progress, desc="DP-SGD", unit="step", leave=False):
         batch = np.flatnonzero(rng.random(n) < q)
         if batch.size:
@@ -328,9 +329,12 @@ def _train(
         else:  # an empty sample still releases noise, exactly as the analysis assumes
             grad_w = [np.zeros_like(w) for w in weights]
             grad_b = [np.zeros_like(b) for b in biases]
+        # One vectorised draw for the whole step (the sampler's per-call overhead dominates small layers).
+        noisy = noise.perturb(np.concatenate([g.ravel() for g in (*grad_w, *grad_b)]), rng) / expected
+        parts = np.split(noisy, offsets)
         for layer in range(len(weights)):
-            gw = noise.perturb(grad_w[layer], rng) / expected
-            gb = noise.perturb(grad_b[layer], rng) / expected
+            gw = parts[layer].reshape(weights[layer].shape)
+            gb = parts[len(weights) + layer]
             vel_w[layer] = momentum * vel_w[layer] - learning_rate * gw
             vel_b[layer] = momentum * vel_b[layer] - learning_rate * gb
             weights[layer] += vel_w[layer]
