@@ -388,10 +388,11 @@ def test_the_sampled_noise_has_the_stated_std_and_half_of_it_is_caught():
 
 
 def test_too_many_noise_values_for_the_float_reserve_are_refused():
-    """When steps × parameters would make the float-error reserve exceed ε/1024 the release is refused clearly."""
+    """When steps × parameters would make the float-error reserve exceed ε/2 the release is refused clearly."""
     mech = DPSGDClassifier(hidden_layer_sizes=(), sampling_rate=0.05, epochs=10, classes=[0, 1])
     with pytest.raises(ValueError, match="float-error reserve"):
-        mech.safe_noise(dp.Del(1e-3, 1e-5), n=100, dims=10**7)
+        mech.safe_noise(dp.Del(1e-3, 1e-5), n=100, dims=10**7)  # 2·10⁹ values: a reserve of 0.03 > ε/2
+    assert mech.safe_noise(dp.Del(1e-3, 1e-5), n=100, dims=10**5).noise_std > 0  # 2·10⁷ values: 3·10⁻⁴ < ε/2
 
 
 # ---- honest sensitivity and public checks before the charge ------------------------------------------------------
