@@ -47,7 +47,12 @@ class ConvergenceError(RuntimeError):
 
 @attrs.frozen
 class Loss:
-    """A margin loss ℓ(m) with |ℓ'| ≤ 1 and 0 ≤ ℓ'' ≤ ``curvature`` (the constant c of CMS'11)."""
+    """A margin loss ℓ(m) with |ℓ'| ≤ 1 and 0 ≤ ℓ'' ≤ ``curvature`` (the constant c of CMS'11).
+
+    Every derivative is finite for every finite margin, however large (the logistic loss through ``expit``, which
+    saturates to 0 or 1 instead of overflowing; the Huber pieces evaluated only inside their own interval), so no
+    record can contribute a NaN or infinite gradient to the solver.
+    """
 
     name: str
     curvature: float
@@ -57,13 +62,17 @@ class Loss:
         if self.name == "logistic":
             return np.logaddexp(0.0, -m)
         h = self.width
-        return np.where(m > 1.0 + h, 0.0, np.where(m < 1.0 - h, 1.0 - m, (1.0 + h - m) ** 2 / (4.0 * h)))
+        # The quadratic piece is evaluated on margins clipped to its own interval, so a huge margin in the other
+        # branches never overflows (inf or NaN would otherwise be computed, if not selected).
+        inner = np.clip(m, 1.0 - h, 1.0 + h)
+        return np.where(m > 1.0 + h, 0.0, np.where(m < 1.0 - h, 1.0 - m, (1.0 + h - inner) ** 2 / (4.0 * h)))
 
     def first(self, m: np.ndarray) -> np.ndarray:
         if self.name == "logistic":
             return -expit(-m)
         h = self.width
-        return np.where(m > 1.0 + h, 0.0, np.where(m < 1.0 - h, -1.0, -(1.0 + h - m) / (2.0 * h)))
+        inner = np.clip(m, 1.0 - h, 1.0 + h)
+        return np.where(m > 1.0 + h, 0.0, np.where(m < 1.0 - h, -1.0, -(1.0 + h - inner) / (2.0 * h)))
 
     def second(self, m: np.ndarray) -> np.ndarray:
         if self.name == "logistic":

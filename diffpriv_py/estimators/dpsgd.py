@@ -1,9 +1,10 @@
 """DP-SGD (Abadi et al. 2016) in numpy: softmax regression and small multilayer perceptrons.
 
-Each step draws a Poisson sample, clips every sampled example's gradient to L2 norm C, adds N(0, σ²C²) noise to
-the sum and takes a momentum-SGD step. Per-example norms come from the per-layer factorisation
-‖∂ℓ/∂W‖² = ‖δ‖²(‖a‖² + 1) (the "ghost norm" of Goodfellow 2015; Lee & Kifer 2021), so no per-example gradient
-tensor is ever formed: memory is O(batch × width), each step two matrix products per layer.
+Each step draws a Poisson sample, clips every sampled example's gradient to L2 norm C, adds Gaussian noise to the
+sum (the library's safe grid noise, calibrated to the sum's true floating-point sensitivity) and takes a
+momentum-SGD step. Per-example norms come from the per-layer factorisation ‖∂ℓ/∂W‖ = ‖δ‖·√(‖a‖² + 1) (the "ghost
+norm" of Goodfellow 2015; Lee & Kifer 2021), so no per-example gradient tensor is ever formed: memory is
+O(batch × width), each step two matrix products per layer.
 """
 
 from __future__ import annotations
@@ -18,13 +19,17 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
+from .. import _noise
 from .._validation import check_in_range, check_int
 from ..accounting import SubsampledGaussianEvent, dpsgd_epsilon, noise_multiplier_for
 from ..exceptions import TargetOutputError
 from ..mechanisms.base import DPMech
 from ..privacy import Del, Eps
+from ._norms import row_norms
+from ._sensitivity_floor import not_below
+from ._supervised import check_features, check_supervised, label_codes
 
-__all__ = ["DPSGDClassifier", "DPSGDModel"]
+__all__ = ["DPSGDClassifier", "DPSGDModel", "SafeNoise", "clipped_gradient_sum", "sum_sensitivity"]
 
 
 # ---- the released model ---------------------------------------------------------------------------------------
@@ -106,10 +111,11 @@ class DPSGDModel:
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Logits, shape (n, n_classes)."""
-        a = np.asarray(X, dtype=np.float64)
-        if a.ndim != 2 or a.shape[1] != self.n_features_in:
+        a = check_features(X, n_features=self.n_features_in)
+        if not np.all(np.isfinite(a)):
             raise ValueError(
-                f"X must be a 2-D array with {self.n_features_in} features (one row per record). Got shape {a.shape}."
+                "X contains NaN or infinite values, for which the model has no answer (argmax of NaN logits is "
+                "class 0). Impute or drop those rows before predicting."
             )
         for w, b in zip(self.weights[:-1], self.biases[:-1], strict=True):
             a = _activate(a @ w + b, self.activation)
@@ -145,32 +151,15 @@ class _Training:
 
 
 def _training_data(data: Any, classes: tuple | None) -> _Training:
-    if not (isinstance(data, tuple) and len(data) == 2):
-        raise TypeError(
-            "DPSGDClassifier takes the dataset as the tuple (X, y): X of shape (n_samples, n_features), y of shape "
-            f"(n_samples,). Got {type(data).__name__}."
-        )
-    X, y = data
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"X must be a numeric 2-D array (one row per record): {err}") from err
-    y = np.asarray(y)
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"X must be a non-empty 2-D array (one row per record). Got shape {X.shape}.")
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ValueError(f"y must be a 1-D array with one label per row of X ({X.shape[0]}). Got shape {y.shape}.")
+    # The public checks run again here because the target may be called directly (e.g. by the auditor).
+    X, y = check_supervised(data, classes, owner="DPSGDClassifier")
     if not np.all(np.isfinite(X)):
         raise ValueError("X contains NaN or infinite values. Impute or drop them with a data-independent rule first.")
     if classes is None:
         labels, codes = np.unique(y, return_inverse=True)
     else:
         labels = np.asarray(classes)
-        order = np.argsort(labels, kind="stable")
-        pos = np.clip(np.searchsorted(labels[order], y), 0, labels.size - 1)
-        if np.any(labels[order][pos] != y):
-            raise ValueError(f"y contains labels that are not in classes={labels.tolist()!r}. List every label.")
-        codes = order[pos]
+        codes = label_codes(y, labels)
     if labels.size < 2:
         raise ValueError(f"A classifier needs at least two classes; got {labels.tolist()!r}. Pass classes=.")
     return _Training(X=X, codes=codes.astype(np.intp), classes=labels)
@@ -189,6 +178,15 @@ def _init_layers(sizes: Sequence[int], activation: str, rng: np.random.Generator
     return weights, biases
 
 
+MAX_WIDTH = 2**20
+"""Largest number of features or hidden units: keeps the float error of a per-example norm below 2⁻³⁰ (see
+:func:`clipped_gradient_sum`)."""
+
+HUGE_NORM_BITS = 900
+"""A per-example gradient whose norm exceeds C·2⁹⁰⁰ (or is not finite) contributes 0 (see
+:func:`clipped_gradient_sum`)."""
+
+
 def clipped_gradient_sum(
     X: np.ndarray,
     codes: np.ndarray,
@@ -200,33 +198,102 @@ def clipped_gradient_sum(
     """Σᵢ clip(∇ℓᵢ, C) for cross-entropy, per layer, without per-example gradients; also the per-example norms.
 
     The gradient of example i for layer l is the outer product a_{l−1,i} δ_{l,i}ᵀ (plus δ_{l,i} for the bias), so
-    its squared norm is ‖δ_{l,i}‖²(‖a_{l−1,i}‖² + 1); summing over layers gives ‖∇ℓᵢ‖². The clipped sum is
-    then a_{l−1}ᵀ(δ_l ⊙ s) with sᵢ = min(1, C/‖∇ℓᵢ‖): one matrix product per layer.
+    its norm is ‖δ_{l,i}‖·√(‖a_{l−1,i}‖² + 1); the norms of the layers combine in L2 into ‖∇ℓᵢ‖. The clipped sum
+    is then a_{l−1}ᵀ(δ_l ⊙ s) with sᵢ = min(1, C/‖∇ℓᵢ‖): one matrix product per layer.
+
+    Notes
+    -----
+    **No finite input escapes the clip.** Norms are computed without squaring raw values (:func:`row_norms`
+    scales each row by a power of two, and the layer factors combine through ``hypot`` and a second scaled norm),
+    so a record with entries near 1e154, whose squared norm overflows, gets its true norm and is clipped like any
+    other. An example whose norm is not finite (an activation, logit or gradient that overflowed, or a norm
+    beyond the largest double) or exceeds C·2⁹⁰⁰ contributes exactly 0 (its rows are zeroed before the products,
+    so inf·0 cannot make NaN): a data-independent value in the ball of radius C. The returned norm is then inf.
+
+    **Float error.** With at most ``MAX_WIDTH`` features or units per layer, each computed norm is within a
+    relative 2⁻³⁰ of the exact norm of the computed factors, so every contribution has norm ≤ C(1 + 2⁻³⁰); the
+    products and sums of the b contributions add at most γ_b·Σᵢ‖gᵢ‖ (γ_b = bu/(1 − bu), u = 2⁻⁵³, Higham 2002,
+    §3.1; any summation order) in L2. The weight products are formed as (a·2⁻ᵉ)ᵀ(δ·2ᵉ·s) with 2ᵉ near the row's
+    largest |a|: both shifts are exact, the left factor is at most 1 and the right one at most 2C per entry, so an
+    underflow costs at most 2⁻¹⁰⁷⁴ per product, far below C·2⁻³⁰ for ``clip_norm`` ≥ 1e-30.
+    :func:`sum_sensitivity` turns this into the sum's sensitivity.
     """
-    acts = [X]
-    pre = []
-    for w, b in zip(weights[:-1], biases[:-1], strict=True):
-        z = acts[-1] @ w + b
-        pre.append(z)
-        acts.append(_activate(z, activation))
-    delta = _softmax(acts[-1] @ weights[-1] + biases[-1])
-    delta[np.arange(X.shape[0]), codes] -= 1.0
-    deltas = [delta]
-    sq_norm = np.einsum("ij,ij->i", delta, delta) * (np.einsum("ij,ij->i", acts[-1], acts[-1]) + 1.0)
-    for layer in range(len(weights) - 1, 0, -1):
-        back = deltas[0] @ weights[layer].T
-        if activation == "relu":
-            back *= pre[layer - 1] > 0
-        else:
-            back *= 1.0 - acts[layer] ** 2
-        deltas.insert(0, back)
-        a = acts[layer - 1]
-        sq_norm += np.einsum("ij,ij->i", back, back) * (np.einsum("ij,ij->i", a, a) + 1.0)
-    norms = np.sqrt(sq_norm)
-    scale = np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
-    grad_w = [a.T @ (d * scale[:, None]) for a, d in zip(acts, deltas, strict=True)]
-    grad_b = [scale @ d for d in deltas]
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        acts = [X]
+        pre = []
+        for w, b in zip(weights[:-1], biases[:-1], strict=True):
+            z = acts[-1] @ w + b
+            pre.append(z)
+            acts.append(_activate(z, activation))
+        delta = _softmax(acts[-1] @ weights[-1] + biases[-1])
+        delta[np.arange(X.shape[0]), codes] -= 1.0
+        deltas = [delta]
+        for layer in range(len(weights) - 1, 0, -1):
+            back = deltas[0] @ weights[layer].T
+            if activation == "relu":
+                back *= pre[layer - 1] > 0
+            else:
+                back *= 1.0 - acts[layer] ** 2
+            deltas.insert(0, back)
+        layer_norms = np.column_stack(
+            [row_norms(d) * np.hypot(row_norms(a), 1.0) for a, d in zip(acts, deltas, strict=True)]
+        )
+        norms = row_norms(layer_norms)
+        ok = np.isfinite(norms) & (norms <= math.ldexp(clip_norm, HUGE_NORM_BITS))
+        scale = np.where(ok, np.minimum(1.0, clip_norm / np.where(ok, np.maximum(norms, 1e-300), 1.0)), 0.0)
+        if not np.all(ok):
+            # Zero the whole example (inputs and deltas), so that no inf or NaN reaches the products.
+            keep = ok[:, None]
+            acts = [np.where(keep, a, 0.0) for a in acts]
+            deltas = [np.where(keep, d, 0.0) for d in deltas]
+            norms = np.where(ok, norms, np.inf)
+        grad_w, grad_b = [], []
+        for a, d in zip(acts, deltas, strict=True):
+            # a ⊗ (δ·s) as (a·2⁻ᵉ) ⊗ (δ·2ᵉ·s) with 2ᵉ⁻¹ ≤ max|a| < 2ᵉ: the power-of-two shifts are exact, and the
+            # right factor (≤ 2C per entry) cannot underflow while the left one is huge (see Notes).
+            _, e = np.frexp(np.max(np.abs(a), axis=1) if a.shape[1] else np.zeros(a.shape[0]))
+            grad_w.append(np.ldexp(a, -e[:, None]).T @ (np.ldexp(d, e[:, None]) * scale[:, None]))
+            grad_b.append(scale @ d)
     return grad_w, grad_b, norms
+
+
+def sum_sensitivity(clip_norm: float, n: int) -> float:
+    """Replace-one L2 sensitivity of the *computed* clipped sum of a step: C·(1 + 2⁻³⁰)·(1 + 2n·γ_n).
+
+    One record added to or removed from a sample of at most n examples changes the exact sum of the computed
+    contributions by at most C(1 + 2⁻³⁰); each dataset's computed sum is off the exact one by at most
+    γ_n·n·C(1 + 2⁻³⁰) (see :func:`clipped_gradient_sum`), hence the bound, rounded up.
+    """
+    unit = n * 2.0**-53
+    gamma = unit / (1.0 - unit)
+    return clip_norm * (1.0 + 2.0**-30) * (1.0 + 2.0 * n * gamma) * (1.0 + 2.0**-50)
+
+
+@attrs.frozen
+class SafeNoise:
+    """The noise of every step: the grid ``r`` the sums are rounded to and the standard deviation of the noise.
+
+    Attributes
+    ----------
+    noise_multiplier : float
+        σ of the subsampled Gaussian event the release is accounted as (noise std / C, ideal arithmetic).
+    grid : float
+        r, a power of two ≤ σC·2⁻⁴⁰ (:func:`diffpriv_py._noise.grid_step`).
+    step_sensitivity : float
+        The per-step sensitivity of what is actually perturbed: :func:`sum_sensitivity` + √d·r.
+    noise_std : float
+        The standard deviation actually sampled: σ_c × ``step_sensitivity`` with σ_c ≥ σ (see
+        :meth:`DPSGDClassifier.safe_noise`).
+    """
+
+    noise_multiplier: float
+    grid: float
+    step_sensitivity: float
+    noise_std: float
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``values`` rounded to the grid plus grid Gaussian noise (:func:`diffpriv_py._noise.grid_gaussian`)."""
+        return _noise.grid_gaussian(values, self.grid, self.noise_std, rng)
 
 
 def _train(
@@ -234,7 +301,7 @@ def _train(
     sizes: Sequence[int],
     *,
     activation: str,
-    sigma: float,
+    noise: SafeNoise,
     q: float,
     steps: int,
     learning_rate: float,
@@ -252,7 +319,7 @@ def _train(
     # Normalise by the *expected* batch size qn (public), not the sampled one, which depends on the data under
     # add/remove neighbours (Abadi et al. 2016; Opacus).
     expected = q * n
-    noise_sd = sigma * clip_norm
+    offsets = np.cumsum([a.size for a in (*weights, *biases)])[:-1]
     for _ in tqdm(range(steps), disable=not progress, desc="DP-SGD", unit="step", leave=False):
         batch = np.flatnonzero(rng.random(n) < q)
         if batch.size:
@@ -262,9 +329,12 @@ def _train(
         else:  # an empty sample still releases noise, exactly as the analysis assumes
             grad_w = [np.zeros_like(w) for w in weights]
             grad_b = [np.zeros_like(b) for b in biases]
+        # One vectorised draw for the whole step (the sampler's per-call overhead dominates small layers).
+        noisy = noise.perturb(np.concatenate([g.ravel() for g in (*grad_w, *grad_b)]), rng) / expected
+        parts = np.split(noisy, offsets)
         for layer in range(len(weights)):
-            gw = (grad_w[layer] + rng.normal(0.0, noise_sd, size=weights[layer].shape)) / expected
-            gb = (grad_b[layer] + rng.normal(0.0, noise_sd, size=biases[layer].shape)) / expected
+            gw = parts[layer].reshape(weights[layer].shape)
+            gb = parts[len(weights) + layer]
             vel_w[layer] = momentum * vel_w[layer] - learning_rate * gw
             vel_b[layer] = momentum * vel_b[layer] - learning_rate * gb
             weights[layer] += vel_w[layer]
@@ -283,7 +353,26 @@ def _hidden(value: Any) -> tuple[int, ...]:
             f"hidden_layer_sizes must be a sequence of layer widths such as (64, 32), or () for logistic regression. "
             f"Got {value!r}."
         )
-    return tuple(check_int(v, "hidden_layer_sizes", minimum=1, owner="DPSGDClassifier") for v in value)
+    sizes = tuple(check_int(v, "hidden_layer_sizes", minimum=1, owner="DPSGDClassifier") for v in value)
+    if any(v > MAX_WIDTH for v in sizes):
+        raise ValueError(
+            f"hidden_layer_sizes must be at most {MAX_WIDTH} units per layer (the float-error bound of the clipping "
+            f"assumes it). Got {sizes!r}."
+        )
+    return sizes
+
+
+def _clip_norm(value: Any) -> float:
+    return check_in_range(
+        value,
+        "clip_norm",
+        1e-30,
+        1e30,
+        low_closed=True,
+        high_closed=True,
+        owner="DPSGDClassifier",
+        fix="C bounds each example's gradient norm; e.g. 1.0 (the float-error analysis assumes 1e-30 ≤ C ≤ 1e30).",
+    )
 
 
 def _positive(name: str, fix: str):
@@ -404,6 +493,20 @@ class DPSGDClassifier(DPMech):
     **Accounting.** An :class:`~diffpriv_py.Accountant` is charged with the exact subsampled-Gaussian event
     (``privacy_events``), so DP-SGD composes tightly with other releases.
 
+    **Noise (floating-point safe).** Each step's clipped sum is rounded to a power-of-two grid r ≤ σC·2⁻⁴⁰ and
+    gets r times a discrete Gaussian (:func:`diffpriv_py._noise.grid_gaussian`), so the output's float structure
+    does not depend on the data. Its standard deviation is σ_c·Δ_step, with Δ_step = C(1 + 2⁻³⁰)(1 + 2nγₙ) + √d·r
+    the replace-one (add/remove-one within a step) sensitivity of the *computed* and rounded sum
+    (:func:`clipped_gradient_sum`, :func:`sum_sensitivity`) and σ_c ≥ σ calibrated for the reported guarantee
+    minus the sampler's float reserve (ε − N·2⁻³⁷, δ(1 − N·2⁻³⁶)) over all N = T·d values drawn (as
+    :class:`~diffpriv_py.Gaussian` does). The mechanism that runs is therefore at least as private as the
+    subsampled Gaussian at multiplier σ that is reported and charged. See :meth:`safe_noise`.
+
+    **Robustness.** No finite record escapes the clip: norms are computed without overflow, and an example
+    whose gradient is not finite (or exceeds C·2⁹⁰⁰) contributes exactly 0. ``sensitivity`` is C and cannot be
+    lowered. Public checks of ``(X, y)`` (shapes, real X, finite labels within ``classes``) run before the
+    accountant is charged.
+
     **What is not covered.** Hyper-parameters (C, η, epochs, architecture) must be chosen without looking at
     the private data, or their selection accounted for. Features should be on a public, data-independent scale
     (e.g. pixels / 16); nothing is standardised with statistics of the data.
@@ -432,7 +535,7 @@ class DPSGDClassifier(DPMech):
     epochs: float = attrs.field(default=10.0, converter=_positive("epochs", "epochs is the expected passes."))
     learning_rate: float = attrs.field(default=0.1, converter=_positive("learning_rate", "Pass e.g. 0.1."))
     momentum: float = attrs.field(default=0.9, converter=_momentum)
-    clip_norm: float = attrs.field(default=1.0, converter=_positive("clip_norm", "C bounds each gradient."))
+    clip_norm: float = attrs.field(default=1.0, converter=_clip_norm)
     noise_multiplier: float | None = attrs.field(default=None, converter=_sigma_or_none)
     activation: str = attrs.field(default="relu", validator=_choice("relu", "tanh"))
     classes: tuple | None = attrs.field(default=None, converter=_classes)
@@ -442,7 +545,9 @@ class DPSGDClassifier(DPMech):
 
     # Derived, not settable: the target reads (X, y); the sensitivity of a step's sum is the clipping norm.
     target: Any = attrs.field(init=False, repr=False, eq=False)
-    sensitivity: float = attrs.field(init=False, repr=False)
+    sensitivity: float = attrs.field(
+        init=False, repr=False, validator=not_below(lambda self: self.clip_norm, "every gradient is clipped to C")
+    )
     gamma_sensitivity: float | None = attrs.field(init=False, default=None, repr=False)
 
     privacy_params_type: ClassVar[type[Eps]] = Del
@@ -527,7 +632,42 @@ class DPSGDClassifier(DPMech):
             ),
         )
 
+    def safe_noise(self, privacy_params: Eps, n: int, dims: int) -> SafeNoise:
+        """The grid and noise of a release on ``n`` records training ``dims`` parameters (see Notes, *Noise*)."""
+        sigma = self.noise_multiplier_for(privacy_params)
+        guarantee = self.privacy_guarantee(privacy_params)
+        coordinates = self.steps * dims
+        eps_c = guarantee.epsilon - coordinates * 2.0**-37
+        delta_c = guarantee.delta * (1.0 - coordinates * 2.0**-36)
+        # The reserve is refused only when it would take half of the guarantee (a release at, e.g., ε = 1e-4 on
+        # digits is still served, with noise raised by the calibration rather than refused after the charge).
+        if not (eps_c > guarantee.epsilon / 2 and delta_c > guarantee.delta / 2 and guarantee.epsilon < 500):
+            raise ValueError(
+                f"DP-SGD draws {coordinates} noise values ({self.steps} steps × {dims} parameters); the safe sampler's "
+                f"float-error reserve of {coordinates}·2^-37 would exceed half of epsilon={guarantee.epsilon:g} "
+                "(or epsilon ≥ 500). Train fewer steps or parameters, or use a larger epsilon."
+            )
+        sigma_c = max(
+            sigma,
+            noise_multiplier_for(eps_c, delta_c, self.sampling_rate, self.steps, neighbouring="replace_one"),
+        )
+        grid = _noise.grid_step(sigma * self.clip_norm)
+        step_sensitivity = sum_sensitivity(self.clip_norm, n) + math.sqrt(dims) * grid
+        return SafeNoise(
+            noise_multiplier=sigma, grid=grid, step_sensitivity=step_sensitivity, noise_std=sigma_c * step_sensitivity
+        )
+
     # ---- DPMech hooks ----------------------------------------------------------------------------------------
+
+    def _check_dataset(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Types, shapes, equal lengths, finite labels within ``classes``, width: refused before any charge."""
+        features, labels = check_supervised(X, self.classes, owner="DPSGDClassifier")
+        if features.shape[1] > MAX_WIDTH:
+            raise ValueError(
+                f"DPSGDClassifier takes at most {MAX_WIDTH} features (the float-error bound of the clipping assumes "
+                f"it). Got {features.shape[1]}. Reduce the dimension with a public projection first."
+            )
+        return features, labels
 
     def _evaluate(self, output: Any) -> _Training:
         if not isinstance(output, _Training):  # pragma: no cover - the target is fixed by the class
@@ -547,13 +687,15 @@ class DPSGDClassifier(DPMech):
     sensitivity_sampler_manual = sensitivity_sampler
 
     def _release(self, value: _Training, privacy_params: Eps, rng: np.random.Generator) -> DPSGDModel:
-        sigma = self.noise_multiplier_for(privacy_params)
         sizes = [value.X.shape[1], *self.hidden_layer_sizes, value.classes.size]
+        dims = sum((fan_in + 1) * fan_out for fan_in, fan_out in itertools.pairwise(sizes))
+        noise = self.safe_noise(privacy_params, value.X.shape[0], dims)
+        sigma = noise.noise_multiplier
         weights, biases = _train(
             value,
             sizes,
             activation=self.activation,
-            sigma=sigma,
+            noise=noise,
             q=self.sampling_rate,
             steps=self.steps,
             learning_rate=self.learning_rate,

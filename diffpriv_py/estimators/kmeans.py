@@ -20,6 +20,7 @@ from ..exceptions import TargetOutputError
 from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
 from ..mechanisms.laplace import Laplace
 from ..privacy import Eps
+from ._sensitivity_floor import not_below
 
 __all__ = ["DPLloydPlan", "KMeans", "KMeansModel"]
 
@@ -462,8 +463,8 @@ class KMeans(DPMech):
         1 keeps its previous centre).
     sensitivity : float, default 1
         Multiplier of every noise scale, in units of the analytic replace-one bounds below (the target, the
-        normalised data, changes by at most 1 in the mechanism's norm). Leave it at 1: a smaller value voids the
-        guarantee (it exists so that tests can plant a bug for the auditor); 0 is refused. For input perturbation
+        normalised data, changes by at most 1 in the mechanism's norm). A smaller value (0 included) is refused: it
+        would void the guarantee. For input perturbation
         :meth:`sensitivity_sampler` may set it, with a random-DP γ; DPLloyd refuses sampling.
 
     Notes
@@ -542,7 +543,7 @@ class KMeans(DPMech):
     n_iter: int | None = attrs.field(default=None, converter=_optional_n_iter)
     shrinkage: bool = attrs.field(default=True, validator=_bool)
     target: Any = attrs.field(init=False, repr=False, eq=False, default=attrs.Factory(_prepare_target, takes_self=True))
-    sensitivity: float = attrs.field(default=1.0, converter=_sensitivity, repr=False)
+    sensitivity: float = attrs.field(default=1.0, converter=_sensitivity, repr=False, validator=not_below(1.0))
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
 
     # ---- public helpers ------------------------------------------------------------------------------------------

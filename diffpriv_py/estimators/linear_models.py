@@ -23,6 +23,9 @@ from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
 from ..mechanisms.exponential import Exponential
 from ..privacy import Eps
 from . import _erm
+from ._norms import clip_rows
+from ._sensitivity_floor import not_below
+from ._supervised import check_features, check_supervised, label_codes
 
 __all__ = ["SVM", "LinearClassifierModel", "LogisticRegression"]
 
@@ -92,10 +95,11 @@ class LinearClassifierModel:
         return flat if dtype is None else flat.astype(dtype)
 
     def _features(self, X: Any) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in:
+        X = check_features(X, n_features=self.n_features_in)
+        if not np.all(np.isfinite(X)):
             raise ValueError(
-                f"X must be a 2-D array with {self.n_features_in} features (one row per record). Got shape {X.shape}."
+                "X contains NaN or infinite values, for which the model has no answer (a score of NaN would be "
+                "read as a class). Impute or drop those rows before predicting."
             )
         return X
 
@@ -164,25 +168,11 @@ def build_problem(
     """Clip rows of ``X`` to ``data_norm``, rescale into the unit ball, append the intercept constant, code ``y``.
 
     Rows become z = x/R (clipped), or z = [√(1 − b²)·x/R, b] with b = ``intercept_scaling`` when ``fit_intercept``;
-    either way ‖z‖₂ ≤ 1.
+    either way ‖z‖₂ ≤ 1. Norms are computed without overflow (:func:`~._norms.clip_rows`), so a finite row of any
+    magnitude is projected onto the sphere along its own direction, never turned into NaN or 0.
     """
-    if not (isinstance(data, tuple) and len(data) == 2):
-        raise TypeError(
-            "Supervised estimators take the dataset as the tuple (X, y): X of shape (n_samples, n_features), y of "
-            f"shape (n_samples,). Got {type(data).__name__}."
-        )
-    X, y = data
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(
-            f"X must be a numeric 2-D array (one row per record); it could not be read as floats: {err}"
-        ) from err
-    y = np.asarray(y)
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"X must be a non-empty 2-D array (one row per record). Got shape {X.shape}.")
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ValueError(f"y must be a 1-D array with one label per row of X ({X.shape[0]}). Got shape {y.shape}.")
+    # The public checks run again here because the sensitivity sampler calls the target directly.
+    X, y = check_supervised(data, classes, owner="A supervised estimator")
     if not np.all(np.isfinite(X)):
         raise ValueError(
             "X contains NaN or infinite values; rows cannot be clipped to data_norm. Impute or drop them with a "
@@ -192,7 +182,7 @@ def build_problem(
         labels, codes = np.unique(y, return_inverse=True)
     else:
         labels = np.asarray(classes)
-        codes = _codes(y, labels)
+        codes = label_codes(y, labels)
     if labels.size < 2:
         raise ValueError(
             f"A classifier needs at least two classes; the labels are {labels.tolist()!r}. Pass classes= with every "
@@ -206,23 +196,9 @@ def build_problem(
         feature_scale *= math.sqrt(1.0 - intercept_scaling**2)
         intercept_scale = intercept_scaling
         Z[:, -1] = intercept_scaling
-    # x / max(‖x‖, R): unchanged (then divided by R) inside the ball, projected onto the sphere of radius R outside.
-    factor = data_norm * feature_scale / np.maximum(np.linalg.norm(X, axis=1), data_norm)
-    np.multiply(X, factor[:, None], out=Z[:, : X.shape[1]])
+    # x·R/max(‖x‖, R), times a/R: unchanged (then scaled) inside the ball, projected onto the sphere outside.
+    Z[:, : X.shape[1]] = clip_rows(X, data_norm, feature_scale)
     return ERMProblem(Z=Z, codes=codes, classes=labels, feature_scale=feature_scale, intercept_scale=intercept_scale)
-
-
-def _codes(y: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    order = np.argsort(labels, kind="stable")
-    sorted_labels = labels[order]
-    pos = np.clip(np.searchsorted(sorted_labels, y), 0, labels.size - 1)
-    unknown = sorted_labels[pos] != y
-    if np.any(unknown):
-        raise ValueError(
-            f"y contains labels that are not in classes={labels.tolist()!r} (e.g. {y[unknown][:1].tolist()[0]!r}). "
-            "List every possible label in classes=."
-        )
-    return order[pos]
 
 
 # ---- constructor-argument converters ----------------------------------------------------------------------------
@@ -319,7 +295,12 @@ class _LinearERM(DPMech):
 
     # The target is fixed by the settings above; the sensitivity defaults to the analytic CMS'11 bound.
     target: Any = attrs.field(init=False, repr=False, eq=False)
-    sensitivity: float = attrs.field(default=GRADIENT_SENSITIVITY, kw_only=True, converter=_sensitivity)
+    sensitivity: float = attrs.field(
+        default=GRADIENT_SENSITIVITY,
+        kw_only=True,
+        converter=_sensitivity,
+        validator=not_below(GRADIENT_SENSITIVITY, "CMS'11: rows in the unit ball and |ℓ'| ≤ 1"),
+    )
     gamma_sensitivity: float | None = attrs.field(default=None, kw_only=True, converter=_gamma_sensitivity)
 
     loss_name: ClassVar[str] = "logistic"
@@ -338,6 +319,10 @@ class _LinearERM(DPMech):
         return _erm.LOGISTIC
 
     # ---- DPMech hooks ----------------------------------------------------------------------------------------
+
+    def _check_dataset(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Types, shapes, equal lengths, finite labels within ``classes``: refused before any budget is charged."""
+        return check_supervised(X, self.classes, owner=type(self).__name__)
 
     def _evaluate(self, output: Any) -> ERMProblem:
         if not isinstance(output, ERMProblem):  # pragma: no cover - the target is fixed by the class
@@ -511,10 +496,14 @@ _NOTES = """
       parts, candidate i is trained on part i at the full ε, and the exponential mechanism picks one with
       probability ∝ exp(−ε·errorsᵢ/2) on the last part; ε-DP by parallel composition.
 
+    **Sensitivity.** ``sensitivity=`` may be raised but not set below the derived 2 (0 would release the exact
+    minimiser); a value set by the sensitivity sampler (output perturbation) is kept with its random-DP guarantee.
+
     The label set is taken from ``classes=`` when given; otherwise from ``y``, which treats the set of labels
-    present as public (pass ``classes=`` when it is not). Noise comes from floating-point samplers (as every DP
-    ERM library); the solver tolerance and the float noise are the two places where the implementation differs
-    from the exact-arithmetic proof.
+    present as public (pass ``classes=`` when it is not). NaN labels, complex X and labels outside ``classes``
+    are refused before an accountant is charged; rows are clipped with overflow-safe norms. Noise comes from
+    floating-point samplers (as every DP ERM library); the solver tolerance and the float noise are the two places
+    where the implementation differs from the exact-arithmetic proof.
 
     References
     ----------

@@ -21,6 +21,7 @@ from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
 from ..mechanisms.gaussian import Gaussian
 from ..mechanisms.laplace import Laplace
 from ..privacy import Del, Eps
+from ._sensitivity_floor import not_below
 from .kmeans import grid_bits
 
 __all__ = ["LinearModel", "LinearRegression"]
@@ -240,8 +241,8 @@ class LinearRegression(DPMech):
         number fixes it (AdaSSP then spends nothing on λ_min).
     sensitivity : float, default 1
         Multiplier of every noise scale: the declared sensitivity of the target (:meth:`statistics`, scaled so that
-        the analytic replace-one bound is exactly 1). Leave it at 1: a smaller value voids the guarantee (it exists
-        so tests can plant a bug for the auditor); 0 gives the exact ridge solution. :meth:`sensitivity_sampler` may
+        the analytic replace-one bound is exactly 1). A smaller value (0 included) is refused: it would void the
+        guarantee. A larger one adds noise. :meth:`sensitivity_sampler` may
         set it from a public population, with a random-DP γ.
 
     Notes
@@ -311,7 +312,7 @@ class LinearRegression(DPMech):
     fit_intercept: bool = attrs.field(default=True, validator=_bool)
     reg_lambda: float | str = attrs.field(default="auto", converter=_reg_lambda)
     target: Any = attrs.field(init=False, repr=False, eq=False, default=attrs.Factory(_prepare_target, takes_self=True))
-    sensitivity: float = attrs.field(default=1.0, converter=_sensitivity, repr=False)
+    sensitivity: float = attrs.field(default=1.0, converter=_sensitivity, repr=False, validator=not_below(1.0))
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
 
     @property

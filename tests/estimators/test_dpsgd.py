@@ -4,13 +4,14 @@ import itertools
 import math
 import time
 
+import attrs
 import numpy as np
 import pytest
 
 import diffpriv_py as dp
 from diffpriv_py.accounting import Accountant, SubsampledGaussianEvent, dpsgd_epsilon
 from diffpriv_py.estimators import DPSGDClassifier, DPSGDModel
-from diffpriv_py.estimators.dpsgd import clipped_gradient_sum
+from diffpriv_py.estimators.dpsgd import SafeNoise, clipped_gradient_sum, sum_sensitivity
 
 
 def _toy(n=600, d=4, seed=0):
@@ -78,32 +79,32 @@ def test_every_clipped_contribution_has_norm_at_most_the_clipping_norm():
 
 
 def _noise_only_weights(noise_multiplier):
-    """Train softmax regression where every sample is (almost surely) empty: the update is pure noise."""
+    """Softmax regression on all-zero features: a ⊗ δ = 0, so the weights move by the noise alone."""
     d, k, n = 200, 10, 10
     X = np.zeros((n, d))
     y = np.arange(n) % k
     mech = DPSGDClassifier(
         hidden_layer_sizes=(),
-        sampling_rate=1e-6,
-        epochs=1e-5,  # 10 steps
+        sampling_rate=0.5,
+        epochs=5,  # 10 steps
         learning_rate=1.0,
         momentum=0.0,
         noise_multiplier=noise_multiplier,
         classes=list(range(k)),
     )
-    model = mech.release_response(dp.Del(1.0, 1e-5), (X, y), rng=11).response
+    model = mech.release_response(dp.Del(50.0, 1e-5), (X, y), rng=11).response
     return model.weights[0], mech
 
 
 def test_the_noise_has_the_calibrated_scale_and_half_of_it_is_caught():
     """Weights after noise-only steps have variance 2/d + T(σCη/(qn))²; the observed variance matches within 15 %.
 
-    2010 weights give a relative standard error of 3 %, so a false alarm needs a 5-sigma deviation; noise at half
+    2000 weights give a relative standard error of 3 %, so a false alarm needs a 5-sigma deviation; noise at half
     the scale (variance ÷ 4) is far outside the band.
     """
     sigma = 3.0
     w, mech = _noise_only_weights(sigma)
-    expected = 2 / 200 + mech.steps * (sigma * 1.0 * 1.0 / (1e-6 * 10)) ** 2
+    expected = 2 / 200 + mech.steps * (sigma * 1.0 * 1.0 / (0.5 * 10)) ** 2
     ratio = float(np.var(w)) / expected
     assert 0.85 < ratio < 1.15
     w_half, _ = _noise_only_weights(sigma / 2)
@@ -276,3 +277,180 @@ def test_progress_bar_can_be_shown(capsys):
     b = loud.release_response(dp.Del(1.0, 1e-5), (X, y), rng=3).response
     np.testing.assert_array_equal(a.weights[0], b.weights[0])
     assert "DP-SGD" in capsys.readouterr().err
+
+
+# ---- overflow: no finite record escapes the clip -----------------------------------------------------------------
+
+
+def _flat(grad_w, grad_b):
+    return np.concatenate([a.ravel() for a in grad_w] + [b.ravel() for b in grad_b])
+
+
+def _small_net(seed=5, sizes=(4, 6, 3)):
+    rng = np.random.default_rng(seed)
+    weights = [rng.normal(size=(a, b)) for a, b in itertools.pairwise(sizes)]
+    biases = [rng.normal(size=b) * 0.1 for b in sizes[1:]]
+    return weights, biases
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+@pytest.mark.parametrize("magnitude", [1e154, 1e200, 1e300, np.finfo(float).max])
+def test_a_huge_finite_record_changes_the_clipped_sum_by_at_most_the_clipping_norm(activation, magnitude):
+    """Grey box: adding a record with entries ~1e154..1e308 moves the computed sum by ≤ C and leaves it finite.
+
+    Every label is tried, so the saturated case is included: a correctly classified huge record has δ = 0 exactly,
+    and before the fix its norm was 0·inf = NaN, min(1, C/NaN) skipped the clip and the sum became NaN.
+    """
+    weights, biases = _small_net(sizes=(4, 6, 3) if activation == "relu" else (4, 3))
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(20, 4))
+    codes = rng.integers(0, 3, size=20)
+    huge = np.array([[magnitude, -magnitude, magnitude / 3, 0.0]])
+    base = _flat(*clipped_gradient_sum(X, codes, weights, biases, activation, 0.5)[:2])
+    for label in range(3):
+        grad_w, grad_b, norms = clipped_gradient_sum(
+            np.vstack([X, huge]), np.append(codes, label), weights, biases, activation, 0.5
+        )
+        moved = _flat(grad_w, grad_b)
+        assert np.all(np.isfinite(moved)) and not np.isnan(norms).any()
+        assert np.linalg.norm(moved - base) <= sum_sensitivity(0.5, 21)
+
+
+def test_a_record_whose_gradient_overflows_contributes_exactly_zero():
+    """An example whose activations or gradient are not finite adds 0 (data-independent), never NaN or inf."""
+    weights, biases = _small_net(sizes=(4, 6, 3))
+    weights[0] = weights[0] * 1e200  # the hidden layer of a 1e154 record overflows
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(10, 4))
+    codes = rng.integers(0, 3, size=10)
+    base_w, base_b, _ = clipped_gradient_sum(X, codes, weights, biases, "relu", 1.0)
+    huge = np.full((1, 4), 1e154)
+    grad_w, grad_b, norms = clipped_gradient_sum(
+        np.vstack([X, huge]), np.append(codes, 0), weights, biases, "relu", 1.0
+    )
+    assert np.isinf(norms[-1]) and np.all(np.isfinite(norms[:-1]))
+    np.testing.assert_array_equal(_flat(grad_w, grad_b), _flat(base_w, base_b))
+
+
+def test_the_1e154_record_never_makes_the_released_model_nan():
+    """The attack dataset (one record of norm ~1e154) gives finite weights in every one of 20 seeded releases.
+
+    Before the fix the weights were NaN with probability ≈ 1 on this dataset and never on its neighbour (ε = ∞);
+    a single NaN in 20 would refute the fix, and there were 20 out of 20.
+    """
+    X, y = _toy(n=200)
+    attack = X.copy()
+    attack[0] = 1e154
+    mech = DPSGDClassifier(hidden_layer_sizes=(8,), sampling_rate=0.2, epochs=2, classes=[0, 1])
+    for seed in range(20):
+        model = mech.release_response(dp.Del(2.0, 1e-5), (attack, y), rng=seed).response
+        assert all(np.all(np.isfinite(w)) for w in (*model.weights, *model.biases))
+        assert np.all(np.isfinite(model.decision_function(X[:5])))
+
+
+# ---- safe noise ---------------------------------------------------------------------------------------------------
+
+
+def test_noisy_sums_lie_on_the_power_of_two_grid():
+    """Every released noisy sum is an integer multiple of the grid r = 2^k ≤ σC·2⁻⁴⁰, whatever the input bits."""
+    mech = DPSGDClassifier(hidden_layer_sizes=(), sampling_rate=0.1, epochs=1, classes=[0, 1])
+    noise = mech.safe_noise(dp.Del(1.0, 1e-5), n=100, dims=10)
+    assert math.frexp(noise.grid)[0] == 0.5 and noise.grid <= noise.noise_multiplier * mech.clip_norm * 2.0**-40
+    values = np.random.default_rng(0).normal(size=1000) * np.pi
+    out = noise.perturb(values, np.random.default_rng(1))
+    ratio = out / noise.grid
+    np.testing.assert_array_equal(ratio, np.rint(ratio))
+
+
+def test_the_noise_std_covers_the_rounded_float_sensitivity_at_the_event_multiplier():
+    """std = σ_c·(Δ_float + √d·r) with σ_c ≥ σ of the accounted event, and Δ_float ≥ C; the excess is tiny."""
+    mech = DPSGDClassifier(hidden_layer_sizes=(64, 32), sampling_rate=0.05, epochs=10, classes=list(range(10)))
+    dims = 65 * 64 + 65 * 32 + 33 * 10
+    noise = mech.safe_noise(dp.Del(8.0, 1e-5), n=1437, dims=dims)
+    assert noise.noise_multiplier == mech.noise_multiplier_for(dp.Del(8.0, 1e-5))
+    assert noise.step_sensitivity >= sum_sensitivity(1.0, 1437) + math.sqrt(dims) * noise.grid
+    assert sum_sensitivity(1.0, 1437) > 1.0
+    assert noise.noise_std >= noise.noise_multiplier * noise.step_sensitivity
+    assert noise.noise_std <= noise.noise_multiplier * 1.0 * (1 + 1e-6)
+
+
+def test_the_sampled_noise_has_the_stated_std_and_half_of_it_is_caught():
+    """200 000 draws: the sample std is within 1 % of noise_std; noise at half the scale is 50 % off.
+
+    The relative standard error of a sample std from N draws is 1/√(2N) = 0.16 %, so the ±1 % band is 6 standard
+    errors (false alarm < 1e-8).
+    """
+    noise = SafeNoise(noise_multiplier=1.3, grid=2.0**-40, step_sensitivity=1.0, noise_std=1.3)
+    draws = noise.perturb(np.zeros(200_000), np.random.default_rng(3))
+    assert abs(float(np.std(draws)) / 1.3 - 1) < 0.01
+    half = SafeNoise(noise_multiplier=1.3, grid=2.0**-40, step_sensitivity=1.0, noise_std=0.65)
+    assert abs(float(np.std(half.perturb(np.zeros(200_000), np.random.default_rng(3)))) / 1.3 - 1) > 0.01
+
+
+def test_too_many_noise_values_for_the_float_reserve_are_refused():
+    """When steps × parameters would make the float-error reserve exceed ε/2 the release is refused clearly."""
+    mech = DPSGDClassifier(hidden_layer_sizes=(), sampling_rate=0.05, epochs=10, classes=[0, 1])
+    with pytest.raises(ValueError, match="float-error reserve"):
+        mech.safe_noise(dp.Del(1e-3, 1e-5), n=100, dims=10**7)  # 2·10⁹ values: a reserve of 0.03 > ε/2
+    assert mech.safe_noise(dp.Del(1e-3, 1e-5), n=100, dims=10**5).noise_std > 0  # 2·10⁷ values: 3·10⁻⁴ < ε/2
+
+
+# ---- honest sensitivity and public checks before the charge ------------------------------------------------------
+
+
+def test_the_sensitivity_cannot_be_set_below_the_clipping_norm():
+    """The sensitivity is C by construction: it cannot be passed, evolved, or validated below C."""
+    mech = DPSGDClassifier(hidden_layer_sizes=(), classes=[0, 1], clip_norm=2.0)
+    assert mech.sensitivity == 2.0
+    with pytest.raises(TypeError):
+        DPSGDClassifier(sensitivity=0.0)
+    with pytest.raises(TypeError):
+        attrs.evolve(mech, sensitivity=0.0)
+    object.__setattr__(mech, "sensitivity", 0.0)  # a subclass or a bug that lowers it is caught by the validator
+    with pytest.raises(ValueError, match="derived replace-one sensitivity 2"):
+        attrs.validate(mech)
+
+
+@pytest.mark.parametrize(
+    ("data", "error", "match"),
+    [
+        ((np.zeros((6, 2)), np.array([0.0, 1.0, np.nan, 1.0, 0.0, 1.0])), ValueError, "NaN"),
+        ((np.zeros((6, 2)), np.array([0, 1, 1, 1, 0, 2])), ValueError, "not in classes"),
+        ((np.zeros((6, 2)), np.array([0, 1, 1, 1, 0])), ValueError, "one label per row"),
+        ((np.zeros((6, 2)), np.array([0j, 1, 1, 1, 0, 1])), TypeError, "complex"),
+        ((np.zeros((6, 2)) + 1j, np.arange(6) % 2), TypeError, "complex"),
+        ((np.zeros((6, 2, 1)), np.arange(6) % 2), ValueError, "2-D"),
+        (np.zeros((6, 2)), TypeError, "tuple"),
+    ],
+)
+def test_bad_labels_and_features_are_refused_before_the_budget_is_charged(data, error, match):
+    """NaN/complex/unknown labels, a length mismatch, complex or 3-D X raise with nothing charged to the ledger."""
+    acc = Accountant(budget=dp.Del(5.0, 1e-5))
+    mech = DPSGDClassifier(hidden_layer_sizes=(), sampling_rate=0.5, epochs=1, classes=[0, 1])
+    with pytest.raises(error, match=match):
+        mech.release_response(dp.Del(1.0, 1e-5), data, rng=0, accountant=acc)
+    assert len(acc.ledger) == 0
+
+
+def test_a_nan_label_is_refused_without_classes_instead_of_becoming_a_class():
+    """Without classes=, a NaN label would have been a third class; it is refused."""
+    X, y = _toy(n=50)
+    labels = y.astype(float)
+    labels[3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DPSGDClassifier(hidden_layer_sizes=()).release_response(dp.Del(1.0, 1e-5), (X, labels), rng=0)
+
+
+@pytest.mark.parametrize("method", ["predict", "decision_function", "predict_proba"])
+def test_predicting_on_nan_inf_or_complex_rows_is_refused(method):
+    """A released model asked about a NaN, inf or complex row raises instead of answering class 0."""
+    X, y = _toy(n=200)
+    mech = DPSGDClassifier(hidden_layer_sizes=(4,), sampling_rate=0.2, epochs=1, classes=[0, 1])
+    model = mech.release_response(dp.Del(2.0, 1e-5), (X, y), rng=0).response
+    bad = X[:3].copy()
+    for value in (np.nan, np.inf):
+        bad[1, 2] = value
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            getattr(model, method)(bad)
+    with pytest.raises(TypeError, match="complex"):
+        getattr(model, method)(X[:3] + 1j)

@@ -363,6 +363,119 @@ def test_bad_datasets_are_refused(data, error, match):
         LogisticRegression(0.01, data_norm=1.0).release_response(dp.Eps(1.0), data, rng=0)
 
 
+@pytest.mark.parametrize("estimator", [LogisticRegression, SVM])
+@pytest.mark.parametrize("perturbation", ["objective", "output"])
+@pytest.mark.parametrize("sensitivity", [0.0, 1.0, 2.0 - 1e-12, math.nan])
+def test_a_sensitivity_below_the_derived_one_is_refused(estimator, perturbation, sensitivity):
+    """sensitivity= below CMS'11's 2 (0 would release the exact minimiser labelled ε-DP) raises; larger is allowed."""
+    with pytest.raises(ValueError, match="sensitivity"):
+        estimator(0.01, perturbation=perturbation, data_norm=1.0, sensitivity=sensitivity)
+    mech = estimator(0.01, perturbation=perturbation, data_norm=1.0)
+    with pytest.raises(ValueError, match="derived replace-one sensitivity 2"):
+        attrs.evolve(mech, sensitivity=0.0)
+    assert estimator(0.01, perturbation=perturbation, data_norm=1.0, sensitivity=3.0).sensitivity == 3.0
+
+
+def test_a_sampled_sensitivity_below_the_bound_is_kept_with_its_random_dp_guarantee(rng):
+    """The sampler (output perturbation) may set a smaller sensitivity: the release then reports a Gam."""
+    X, y = _blobs(rng, n=100)
+    mech = LogisticRegression(1.0, perturbation="output", data_norm=1.0, classes=[0, 1])
+
+    def oracle(n, rng):
+        Xo, yo = _blobs(rng, n=n)
+        return Xo, yo
+
+    sampled = mech.sensitivity_sampler(oracle, n=100, gamma=0.3, rng=0)
+    assert sampled.sensitivity < 2.0
+    assert isinstance(sampled.release_response(dp.Eps(1.0), (X, y), rng=0).privacy_params, dp.Gam)
+
+
+@pytest.mark.parametrize(
+    ("y", "error", "match"),
+    [
+        (np.array([0.0, 1.0, np.nan, 1.0, 0.0, 1.0]), ValueError, "NaN"),
+        (np.array([0, 1, None, 1, 0, 1], dtype=object), ValueError, "labels that are not in classes"),
+        (np.array([0, 1, 1, 1, 0, 2]), ValueError, "not in classes"),
+        (np.array([0, 1, 1, 1, 0]), ValueError, "one label per row"),
+        (np.array([0j, 1, 1, 1, 0, 1]), TypeError, "complex"),
+    ],
+)
+@pytest.mark.parametrize("estimator", [LogisticRegression, SVM])
+def test_bad_labels_are_refused_before_the_budget_is_charged(estimator, y, error, match):
+    """NaN, complex, unknown or too few labels raise before the accountant is charged: its ledger stays empty."""
+    X = np.linspace(-1, 1, 12).reshape(6, 2)
+    acc = dp.Accountant(budget=dp.Eps(5.0))
+    with pytest.raises(error, match=match):
+        estimator(0.01, data_norm=1.0, classes=[0, 1]).release_response(dp.Eps(1.0), (X, y), rng=0, accountant=acc)
+    assert len(acc.ledger) == 0
+
+
+def test_a_nan_label_never_becomes_a_class_of_its_own():
+    """Without classes=, a NaN label is refused instead of creating a third class."""
+    X = np.linspace(-1, 1, 12).reshape(6, 2)
+    y = np.array([0.0, 1.0, np.nan, 1.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="NaN"):
+        LogisticRegression(0.01, data_norm=1.0).release_response(dp.Eps(1.0), (X, y), rng=0)
+
+
+@pytest.mark.parametrize("X", [np.ones((6, 2)) * (1 + 1j), np.ones((6, 2, 1)), np.ones(6)])
+def test_complex_or_misshapen_features_are_refused_before_the_budget_is_charged(X):
+    """Complex X is refused (never truncated to its real part), as is X of the wrong dimensionality."""
+    acc = dp.Accountant(budget=dp.Eps(5.0))
+    mech = LogisticRegression(0.01, data_norm=1.0, classes=[0, 1])
+    with pytest.raises((TypeError, ValueError), match=r"complex|2-D"):
+        mech.release_response(dp.Eps(1.0), (X, np.arange(6) % 2), rng=0, accountant=acc)
+    assert len(acc.ledger) == 0
+    mech.release_response(dp.Eps(1.0), (np.ones((6, 2)), np.arange(6) % 2), rng=0, accountant=acc)
+    assert len(acc.ledger) == 1  # the same accountant is charged by a valid release
+
+
+@pytest.mark.parametrize("method", ["predict", "decision_function", "predict_proba"])
+def test_predicting_on_nan_or_complex_rows_is_refused(rng, method):
+    """A model asked about a row with NaN or inf (or complex features) raises instead of answering a class."""
+    X, y = _blobs(rng)
+    model = LogisticRegression(0.01, data_norm=1.0, classes=[0, 1]).release_response(dp.Eps(1.0), (X, y), rng=0)
+    bad = X[:3].copy()
+    bad[1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        getattr(model.response, method)(bad)
+    bad[1, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        getattr(model.response, method)(bad)
+    with pytest.raises(TypeError, match="complex"):
+        getattr(model.response, method)(X[:3] + 1j)
+
+
+def test_rows_of_any_finite_magnitude_are_projected_along_their_direction():
+    """Rows near 1e154 or 1e308 (whose squared norm overflows) are clipped onto the sphere, never to NaN or 0."""
+    X = np.array([[1e154, 1e154], [1.5e308, -1.5e308], [3.0, 4.0], [0.1, 0.0]])
+    problem = build_problem((X, np.array([0, 1, 0, 1])), data_norm=1.0, fit_intercept=False, classes=(0, 1))
+    expected = np.array([[1, 1] / np.sqrt(2), [1, -1] / np.sqrt(2), [0.6, 0.8], [0.1, 0.0]])
+    np.testing.assert_allclose(problem.Z, expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize("loss", [_erm.LOGISTIC, _erm.HUBER], ids=lambda lo: lo.name)
+def test_loss_derivatives_are_finite_for_huge_margins(loss):
+    """ℓ, ℓ' and ℓ'' stay finite (|ℓ'| ≤ 1) at margins ±1e300 and ±max double, with no overflow warning."""
+    m = np.array([1e300, -1e300, np.finfo(float).max, -np.finfo(float).max, 0.0])
+    with np.errstate(over="raise", invalid="raise"):
+        first, second = loss.derivatives(m)
+        value = loss.value(m)
+    assert np.all(np.isfinite(first)) and np.all(np.abs(first) <= 1)
+    assert np.all(np.isfinite(second)) and np.all(np.isfinite(value))
+
+
+def test_a_record_of_huge_magnitude_trains_a_finite_model():
+    """A finite record near 1e154 is clipped like any other: the released weights are finite."""
+    X = np.array([[0.5, 0.1], [-0.5, 0.2], [1e154, -1e154], [-0.3, -0.4]] * 5)
+    y = np.array([1, 0, 1, 0] * 5)
+    for estimator in (LogisticRegression, SVM):
+        for perturbation in ("objective", "output"):
+            mech = estimator(0.1, perturbation=perturbation, data_norm=1.0, classes=[0, 1])
+            model = mech.release_response(dp.Eps(1.0), (X, y), rng=0).response
+            assert np.all(np.isfinite(model.coef)) and np.all(np.isfinite(model.intercept))
+
+
 def test_release_does_not_modify_the_inputs(rng):
     """X and y are copied before clipping."""
     X, y = _blobs(rng)
@@ -577,7 +690,9 @@ def test_auditor_refutes_the_worst_case_pair_with_a_quarter_of_the_noise(perturb
     D, D2 = _worst_pair()
     mech = SVM(1.0, perturbation=perturbation, data_norm=1.0, fit_intercept=False, classes=[0, 1])
     n = None if perturbation == "output" else 1000
-    report = audit(attrs.evolve(mech, sensitivity=0.5), D, D2, dp.Eps(1.0), n=n, rng=11)
+    with attrs.validators.disabled():  # a lowered sensitivity is refused; the planted bug bypasses the check
+        weak = attrs.evolve(mech, sensitivity=0.5)
+    report = audit(weak, D, D2, dp.Eps(1.0), n=n, rng=11)
     assert not report.passed and report.epsilon_lower_bound > 1.0
 
 

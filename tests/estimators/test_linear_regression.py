@@ -92,7 +92,9 @@ def test_audit_on_the_worst_case_pair_does_not_refute_the_claim_and_catches_too_
     assert audit(default, D, D2, params, n=20_000, rng=5).passed
     mech = LinearRegression(method=method, data_norm=1.0, label_bound=1.0, fit_intercept=False, reg_lambda=1.0)
     assert audit(mech, D, D2, params, n=20_000, rng=5).passed
-    report = audit(attrs.evolve(mech, sensitivity=0.25), D, D2, params, n=20_000, rng=5)
+    with attrs.validators.disabled():  # a lowered sensitivity is refused; the planted bug bypasses the check
+        weak = attrs.evolve(mech, sensitivity=0.25)
+    report = audit(weak, D, D2, params, n=20_000, rng=5)
     assert not report.passed and report.epsilon_lower_bound > params.epsilon
 
 
@@ -166,7 +168,8 @@ def test_zero_sensitivity_gives_the_exact_least_squares_solution():
     """With no noise and no ridge the release is ordinary least squares on the (unclipped) data."""
     X, y, _ = _data(2000, 3, 0)
     for method in ("adassp", "functional"):
-        mech = LinearRegression(method=method, data_norm=1.0, label_bound=1.0, reg_lambda=0.0, sensitivity=0.0)
+        with attrs.validators.disabled():  # sensitivity=0 is refused for users; here it isolates the solver
+            mech = LinearRegression(method=method, data_norm=1.0, label_bound=1.0, reg_lambda=0.0, sensitivity=0.0)
         params = dp.Del(1.0, 1e-6) if method == "adassp" else dp.Eps(1.0)
         model = mech.release_response(params, (X, y), rng=0).response
         ols = np.linalg.lstsq(np.c_[X, np.ones(2000)], y, rcond=None)[0]
