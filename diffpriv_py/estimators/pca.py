@@ -561,9 +561,9 @@ class PCA(DPMech):
 
     # ---- the math ------------------------------------------------------------------------------------------
 
-    def _bingham_parameter(self, value: SecondMoment, privacy_params: Eps, *, gibbs: bool | None = None) -> np.ndarray:
-        """The parameter a·C of the Bingham draws of a PPCA release (``gibbs`` overrides the sampler setting)."""
-        return self._concentration(value, privacy_params, gibbs) * value.gram
+    def _bingham_parameter(self, value: SecondMoment, privacy_params: Eps) -> np.ndarray:
+        """The parameter a·C of the Bingham draws of a PPCA release with this mechanism's sampler."""
+        return self._concentration(value, privacy_params) * value.gram
 
     def _concentration(self, value: SecondMoment, privacy_params: Eps, gibbs: bool | None = None) -> float:
         # Sequential draws: a = ε/((m + 1)Δ) (proof in the class Notes). Gibbs: CSS's matrix Bingham a = ε/(2Δ).
@@ -646,7 +646,8 @@ class PCA(DPMech):
         _, energy = gibbs_matrix_bingham(
             concentration * value.gram, self.k, sweeps, as_generator(rng), n_chains=chains, start=begin, trace=True
         )
-        return energy / concentration / value.n
+        assert energy is not None  # trace=True always returns it
+        return energy / (concentration * value.n)
 
     def sensitivity_sampler(self, *args: Any, **kwargs: Any) -> DPMech:
         """Not needed: the sensitivity of PCA is derived exactly from ``data_norm`` (see Notes); raises TypeError."""
