@@ -578,10 +578,11 @@ class _OverconfidentPCA(PCA):
 
 
 @pytest.mark.slow
-def test_auditor_refutes_a_ppca_mutant_with_four_times_the_concentration():
-    """Power: the same worst-case audit refutes PPCA with 4× the concentration, so the passing audits mean something."""
-    X, X2 = _pair(d=2, n=3)
-    report = audit(_OverconfidentPCA(1, data_norm=1.0), X, X2, dp.Eps(1.0), rng=11)
+@pytest.mark.parametrize(("k", "d"), [(1, 2), (2, 4)])
+def test_auditor_refutes_a_ppca_mutant_with_four_times_the_concentration(k, d):
+    """Power: the same worst-case audit refutes PPCA with 4× the concentration (exact k=1, sequential k=2)."""
+    X, X2 = _pair(d=d, n=3)
+    report = audit(_OverconfidentPCA(k, data_norm=1.0), X, X2, dp.Eps(1.0), rng=11)
     assert not report.passed and report.epsilon_lower_bound > 1.0
 
 
