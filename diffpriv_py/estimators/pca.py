@@ -23,7 +23,13 @@ from ..exceptions import DiffprivWarning, TargetOutputError
 from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
 from ..mechanisms.gaussian import analytic_gaussian_sigma
 from ..privacy import Del, Eps
-from ._bingham import default_sweeps, gibbs_matrix_bingham, sample_sequential_subspace, sequential_steps
+from ._bingham import (
+    default_sweeps,
+    gibbs_matrix_bingham,
+    sample_matrix_bingham,
+    sample_sequential_subspace,
+    sequential_steps,
+)
 
 __all__ = ["PCA", "ClippedGram", "PCAModel", "SecondMoment", "clipped_gram", "mod_sulq_noise_scale"]
 
@@ -521,8 +527,12 @@ class PCA(DPMech):
     def _release(self, value: SecondMoment, privacy_params: Eps, rng: np.random.Generator) -> PCAModel:
         if self.method == "ppca":
             param = self._bingham_parameter(value, privacy_params)
-            if self.sampler == "auto" or self.k == value.gram.shape[0]:  # k = d: exact, the span is all of ℝ^d
-                v = sample_sequential_subspace(param, self.k, rng)[0]
+            d = value.gram.shape[0]
+            if self.sampler == "auto" or self.k == d:  # k = d: exact, the span is all of ℝ^d
+                if sequential_steps(self.k, d) == 1:  # k = 1, d − 1: one vector draw, on the cheaper tridiagonal path
+                    v = sample_matrix_bingham(param, self.k, rng)[0]
+                else:
+                    v = sample_sequential_subspace(param, self.k, rng)[0]
                 return PCAModel(components=_canonical_signs(v), method="ppca", exact=True)
             warnings.warn(
                 f"PCA(sampler='gibbs') released the state of a finite Gibbs chain ({self.gibbs_sweeps} sweeps): the "
