@@ -1,6 +1,7 @@
 """DP PCA against IBM diffprivlib 0.6.6: utility and fit time on the same data, same ε, same split.
 
 Run:  python benchmarks/bench_pca.py [--quick] [--peer-python /work/bench-venv/bin/python] [--timeout 60]
+      python benchmarks/bench_pca.py --versus-sklearn [--runs 15]   (default PPCA against scikit-learn's PCA)
 
 diffpriv_py runs in this process; diffprivlib (never a dependency; ``benchmarks/setup_peers.sh``) runs in the peer
 environment in a child process on the *same arrays* (an .npz file), with the same ε grid and split. Every
@@ -22,7 +23,9 @@ Tasks:
   diffprivlib gets ``centered=True`` so that both release the uncentred second-moment subspace.
 
 Comparable guarantees: diffprivlib's PCA is pure ε-DP (Amin et al. 2019's iterative eigenvector sampling), so the
-like-for-like column is our ``ppca``. ``analyze_gauss`` is (ε, δ = 1e-6)-DP and is listed for reference only.
+like-for-like column is our ``ppca`` (the default: sequential exact Bingham draws, proven ε-DP). ``ppca_gibbs`` is
+the opt-in Gibbs chain for CSS's matrix Bingham (``sampler="gibbs"``, no proven guarantee) and ``analyze_gauss`` is
+(ε, δ = 1e-6)-DP; both are listed for reference only.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
 
@@ -96,10 +100,14 @@ def ours(task: str, data, epsilons, runs: int) -> dict:
 
     Xtr, ytr, Xte, yte = data
     out: dict = {}
-    for method in ("ppca", "analyze_gauss"):
-        mech = PCA(K[task], method=method, data_norm=DATA_NORM[task])
+    warnings.simplefilter("ignore", dp.exceptions.DiffprivWarning)  # ppca_gibbs warns on every release, by design
+    for method in ("ppca", "ppca_gibbs", "analyze_gauss"):
+        if method == "ppca_gibbs":
+            mech = PCA(K[task], method="ppca", sampler="gibbs", data_norm=DATA_NORM[task])
+        else:
+            mech = PCA(K[task], method=method, data_norm=DATA_NORM[task])
         for eps in epsilons:
-            params = dp.Eps(eps) if method == "ppca" else dp.Del(eps, DELTA)
+            params = dp.Del(eps, DELTA) if method == "analyze_gauss" else dp.Eps(eps)
             walls, cpus, utils, errors = [], [], [], []
             for seed in range(runs):
                 t0, c0 = time.perf_counter(), time.process_time()
@@ -255,10 +263,14 @@ def table(task: str, epsilons, mine: dict, peer: dict, base: dict, data) -> str:
     head = "| ε | ppca utility | diffprivlib utility |"
     if ytr is not None:
         head += " ppca SVM error | diffprivlib SVM error |"
-    head += " ppca fit ms (cpu) | diffprivlib fit ms (cpu) | analyze_gauss utility (δ=1e-6) | analyze_gauss fit ms |"
+    head += (
+        " ppca fit ms (cpu) | diffprivlib fit ms (cpu) | ppca_gibbs utility (unproven) | ppca_gibbs fit ms (cpu) |"
+        " analyze_gauss utility (δ=1e-6) | analyze_gauss fit ms |"
+    )
     lines += [head, "|" + "---|" * (head.count("|") - 1)]
     for eps in epsilons:
         p = mine[f"ppca|{eps}"]
+        gibbs = mine[f"ppca_gibbs|{eps}"]
         g = mine[f"analyze_gauss|{eps}"]
         entry = peer.get(str(eps))
         if entry is None:
@@ -276,7 +288,9 @@ def table(task: str, epsilons, mine: dict, peer: dict, base: dict, data) -> str:
         row = f"| {eps:g} | {_fmt(p['utility'])} | {peer_util} |"
         if ytr is not None:
             row += f" {_fmt(p['error'])} | {peer_err} |"
-        row += f" {_ms(p['wall'])} ({_ms(p['cpu'])}) | {peer_time} | {_fmt(g['utility'])} | {_ms(g['wall'])} |"
+        row += f" {_ms(p['wall'])} ({_ms(p['cpu'])}) | {peer_time} |"
+        row += f" {_fmt(gibbs['utility'])} | {_ms(gibbs['wall'])} ({_ms(gibbs['cpu'])}) |"
+        row += f" {_fmt(g['utility'])} | {_ms(g['wall'])} |"
         lines.append(row)
     return "\n".join(lines)
 
@@ -293,11 +307,15 @@ def timing_grid(runs: int) -> str:
         "|---|" + "---|" * len(epsilons),
     ]
     np.linalg.eigh(X.T @ X)  # warm up BLAS and LAPACK before timing
-    for method in ("ppca", "analyze_gauss", "mod_sulq"):
-        mech = PCA(5, method=method, data_norm=20.0)
+    warnings.simplefilter("ignore", dp.exceptions.DiffprivWarning)
+    for method in ("ppca", "ppca_gibbs", "analyze_gauss", "mod_sulq"):
+        if method == "ppca_gibbs":
+            mech = PCA(5, method="ppca", sampler="gibbs", data_norm=20.0)
+        else:
+            mech = PCA(5, method=method, data_norm=20.0)
         cells = []
         for eps in epsilons:
-            params = dp.Eps(eps) if method == "ppca" else dp.Del(eps, DELTA)
+            params = dp.Del(eps, DELTA) if method in ("analyze_gauss", "mod_sulq") else dp.Eps(eps)
             walls, cpus = [], []
             for seed in range(runs):
                 t0, c0 = time.perf_counter(), time.process_time()
@@ -306,6 +324,46 @@ def timing_grid(runs: int) -> str:
                 cpus.append(time.process_time() - c0)
             cells.append(f"{_ms(walls)} ({_ms(cpus)})")
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def versus_sklearn(runs: int) -> str:
+    """Default PPCA against scikit-learn's PCA fit at n = 10⁴, d = 50, k = 5, interleaved in one process.
+
+    BLAS is pinned to one thread by the caller; each repetition times scikit-learn, then each of our releases, in
+    CPU time (the machine may be shared, so wall time measures the neighbours). Medians and their ratios.
+    """
+    from sklearn.decomposition import PCA as SkPCA
+
+    import diffpriv_py as dp
+    from diffpriv_py.estimators import PCA
+
+    X = load_task("synthetic")[0]
+    warnings.simplefilter("ignore", dp.exceptions.DiffprivWarning)
+    contenders = {
+        "scikit-learn PCA(5).fit": lambda seed: SkPCA(5).fit(X),
+        "ppca (default, ε = 1)": lambda seed: PCA(5, data_norm=20.0).release_response(dp.Eps(1.0), X, rng=seed),
+        "ppca (default, ε = 0.1)": lambda seed: PCA(5, data_norm=20.0).release_response(dp.Eps(0.1), X, rng=seed),
+        "ppca_gibbs (opt-in, ε = 1)": lambda seed: PCA(5, data_norm=20.0, sampler="gibbs").release_response(
+            dp.Eps(1.0), X, rng=seed
+        ),
+        "analyze_gauss (ε = 1, δ = 1e-6)": lambda seed: PCA(5, method="analyze_gauss", data_norm=20.0).release_response(
+            dp.Del(1.0, DELTA), X, rng=seed
+        ),
+    }
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for fn in contenders.values():  # warm-up
+        fn(0)
+    for seed in range(runs):
+        for name, fn in contenders.items():
+            c0 = time.process_time()
+            fn(seed)
+            times[name].append(time.process_time() - c0)
+    base = statistics.median(times["scikit-learn PCA(5).fit"])
+    lines = ["| release (n = 10⁴, d = 50, k = 5) | median ms CPU | × scikit-learn |", "|---|---|---|"]
+    for name, values in times.items():
+        med = statistics.median(values)
+        lines.append(f"| {name} | {1000 * med:.1f} | {med / base:.2f} |")
     return "\n".join(lines)
 
 
@@ -318,8 +376,14 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="*", default=["synthetic", "digits"])
     parser.add_argument("--epsilons", nargs="*", type=float, help="override the task's ε grid")
     parser.add_argument("--timing-only", action="store_true", help="only the d=50, k=5 release-time grid")
+    parser.add_argument("--versus-sklearn", action="store_true", help="only default PPCA against scikit-learn's PCA")
     args = parser.parse_args()
     from threadpoolctl import threadpool_limits
+
+    if args.versus_sklearn:
+        with threadpool_limits(1):
+            print(versus_sklearn(max(args.runs, 15)))
+        return
 
     if args.timing_only:
         with threadpool_limits(1):

@@ -7,6 +7,7 @@ clipped to the public ``data_norm`` and scaled into the unit ball, and differ on
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import attrs
@@ -18,16 +19,16 @@ from .. import _noise
 from .._blockwise import is_out_of_core, map_reduce
 from .._rng import RNGLike, as_generator
 from .._validation import check_in_range, check_int
-from ..exceptions import TargetOutputError
+from ..exceptions import DiffprivWarning, TargetOutputError
 from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
 from ..mechanisms.gaussian import analytic_gaussian_sigma
 from ..privacy import Del, Eps
 from ._bingham import (
     default_sweeps,
     gibbs_matrix_bingham,
-    haar_orthogonal,
     sample_matrix_bingham,
-    sample_vector_bingham,
+    sample_sequential_subspace,
+    sequential_steps,
 )
 
 __all__ = ["PCA", "ClippedGram", "PCAModel", "SecondMoment", "clipped_gram", "mod_sulq_noise_scale"]
@@ -37,6 +38,11 @@ SAMPLERS = ("auto", "gibbs")
 
 _SENSITIVITY = {"ppca": 1.0, "analyze_gauss": math.sqrt(2.0), "mod_sulq": math.sqrt(2.0)}
 """Replace-one sensitivities of the normalised target, derived in the Notes of :class:`PCA`."""
+
+_MAX_CONCENTRATION = 1e100
+"""Cap on a·n, the largest possible scale of PPCA's Bingham parameter a·C (‖C‖ ≤ n). Lowering a only adds privacy,
+and at this scale the draw equals the top eigenvectors to about 50 digits; the cap keeps every product of the
+sampler far from overflow, so any finite ε releases in bounded time."""
 
 _CHUNK_ROWS = 1 << 15
 """Rows clipped and multiplied per block: bounds the extra memory to 32k × d doubles at full BLAS speed."""
@@ -154,8 +160,9 @@ class PCAModel:
     method : str
         The method that produced the release.
     exact : bool
-        ``False`` when the subspace came from a finite Gibbs run (PPCA with 2 ≤ k ≤ d − 2); see the Notes of
-        :class:`PCA` for what that means for the guarantee.
+        ``True`` when every random step was an exact draw, so the guarantee in ``Response.privacy_params`` is
+        proven for what was sampled; ``False`` only for the opt-in PPCA Gibbs sampler (``sampler="gibbs"``), whose
+        finite chain has no proven guarantee (see the Notes of :class:`PCA`).
     """
 
     components: np.ndarray = attrs.field(converter=_read_only)
@@ -340,12 +347,15 @@ class PCA(DPMech):
         Public bound R on the Euclidean norm of a row; required. Rows with ‖x‖ > R are clipped to norm R, and all
         rows are divided by R. It must come from domain knowledge (e.g. pixel ranges), never from the data.
     sampler : {"auto", "gibbs"}, default "auto"
-        PPCA only. ``"auto"`` samples *exactly* for k = 1 (Kent–Ganeiber–Mardia rejection sampler), k = d − 1
-        (the same sampler on the normal vector) and k = d (data-independent), and runs Hoff's Gibbs sampler
-        otherwise. ``"gibbs"`` uses the Gibbs sampler for every k < d.
+        PPCA only. ``"auto"``: m = min(k, d − k) successive *exact* vector-Bingham draws (Kent–Ganeiber–Mardia
+        rejection sampler), each on the second moment deflated by the earlier draws, with the proven ε-DP
+        guarantee of the Notes; for k = 1, k = d − 1 and k = d this is exactly CSS's matrix Bingham. ``"gibbs"``:
+        opt-in and **unproven**: the state of Hoff's Gibbs chain for CSS's matrix Bingham at the full ε (better
+        utility for 2 ≤ k ≤ d − 2, but no proven guarantee for a finite chain); every release warns
+        (:class:`~diffpriv_py.exceptions.DiffprivWarning`) and reports ``PCAModel.exact = False``.
     n_sweeps : int, optional
-        PPCA Gibbs sweeps from a uniformly random start (each sweep redraws all k columns); the default
-        ``max(50, 10·k)`` is fixed in advance and independent of the data (see Notes).
+        Sweeps of the opt-in Gibbs sampler from a uniformly random start (each sweep redraws all k columns); the
+        default ``max(50, 10·k)`` is fixed in advance and independent of the data. Ignored by ``"auto"``.
     sensitivity : float, optional
         Derived exactly (see Notes): 1 for ``"ppca"`` (the score), √2 for the Gaussian methods (upper triangle of
         the normalised Gram matrix). It can only be raised (more noise), never lowered; leave it unset.
@@ -360,25 +370,38 @@ class PCA(DPMech):
     **Neighbouring relation.** Replace-one (datasets of equal, public size n differing in one row), as everywhere
     in the library. After clipping, a row contributes x̃x̃ᵀ with ‖x̃‖ ≤ 1.
 
-    **PPCA** samples V from the matrix Bingham density ∝ exp((ε/2)·tr(VᵀCV)) on d×k orthonormal matrices
-    (CSS'12 Algorithm 2: parameter (nε/2)·A with A = C/n). The score tr(VᵀCV) = Σᵢ‖Vᵀx̃ᵢ‖² changes by at most 1
-    when one row is replaced (each term lies in [0, ‖x̃‖²] ⊂ [0, 1]), so this is the exponential mechanism with
-    Δ = 1 and the release is ε-DP (CSS'12 Theorem 2). ``sensitivity_norm`` measures sup_V |tr(Vᵀ(C − C′)V)|,
-    the largest |sum of k eigenvalues of one sign| of C − C′.
+    **PPCA** (CSS'12 Algorithm 2) is the exponential mechanism whose score is the captured energy
+    tr(VᵀCV) = Σᵢ‖Vᵀx̃ᵢ‖² of a d×k orthonormal V. It changes by at most 1 when one row is replaced (each term lies
+    in [0, ‖x̃‖²] ⊂ [0, 1]), so Δ = 1; ``sensitivity_norm`` measures sup_V |tr(Vᵀ(C − C′)V)|, the largest |sum of k
+    eigenvalues of one sign| of C − C′. CSS sample the matrix Bingham ∝ exp((ε/2)·tr(VᵀCV)), which is ε-DP for an
+    exact draw (CSS'12 Theorem 2), but no practical exact sampler is known for 2 ≤ k ≤ d − 2.
 
-    *Sampling and the guarantee.* ε-DP holds for an exact draw. For k = 1, k = d − 1 and k = d the draw *is*
-    exact (``PCAModel.exact`` is True). For 2 ≤ k ≤ d − 2 no practical exact sampler is known and the draw is the
-    state of Hoff's Gibbs chain after ``n_sweeps`` sweeps from a uniformly random start, with every column
-    conditional drawn exactly. A Markov chain only approaches its stationary law: if after T sweeps the law of
-    the state is within total variation τ_T of the matrix Bingham, the release is (ε, (1 + e^ε)·τ_T)-DP, and
-    τ_T is not known in closed form. ``Response.privacy_params`` reports the ε of the exact mechanism, as CSS
-    do; ``PCAModel.exact`` is False to say that the draw came from a finite chain. Evidence that τ_T is small at
-    the default: chains reach their stationary level of tr(VᵀCV) within a few sweeps, and chains started at the
-    non-private top-k eigenvectors are statistically indistinguishable from chains started at random (tests and
-    ``docs/pca.md``). Mixing is slowest when λ_k ≈ λ_(k+1) at large nε; inspect your own problem on public or
-    synthetic data with :meth:`gibbs_trace` and raise ``n_sweeps`` if needed. The start is always random, never
-    the non-private eigenvectors (a short chain started there would mostly return them). Running time depends on
-    the data through the rejection counts (a timing side channel, as for any rejection sampler).
+    *The default release (``sampler="auto"``) is proven for what it samples.* With m = min(k, d − k) and
+    a = ε/((m + 1)Δ), it draws θ₁ … θ_m one after the other, θᵢ from the vector Bingham ∝ exp(a·θᵀCθ) on the unit
+    sphere of the orthogonal complement of θ₁ … θᵢ₋₁ (the "iterative eigenvector sampling" of Amin, Dick,
+    Kulesza, Muñoz Medina & Vassilvitskii 2019), each draw *exact* (KGM rejection sampler), and releases
+    span(θ₁ … θ_k); for k > d − k it draws m = d − k normal directions from exp(−a·θᵀCθ) and releases their
+    complement. *Claim: ε-DP under replace-one.* Proof: relative to the data-independent product of uniform
+    measures on the successive spheres, the sequence has density Πᵢ exp(±a·θᵢᵀCθᵢ)/Zᵢ(C; θ<ᵢ). For neighbours C, C′
+    the exponents differ by a·Σᵢ±((θᵢᵀx)² − (θᵢᵀy)²) = ±a·(‖Θᵀx‖² − ‖Θᵀy‖²) ∈ [−a, a], because Θ = [θ₁ … θ_m] has
+    orthonormal columns and ‖x‖, ‖y‖ ≤ 1; each normaliser Zᵢ changes by a factor in [e^−a, e^a], because its
+    exponent changes by at most a at every point of the sphere. The density ratio is at most e^((m+1)a) = e^ε, and
+    the release is post-processing of the sequence. (Basic composition of m ε/m-DP steps would give a = ε/(2m):
+    sharing the numerator bound across the steps gives each step 2m/(m + 1) times more concentration.) For m = 1
+    (k = 1, k = d − 1) this is CSS's exact matrix Bingham at ε; for k = d the span is ℝ^d and nothing depends on
+    the data. Compared with CSS's matrix Bingham at the same ε each step is less concentrated, so for
+    2 ≤ k ≤ d − 2 the utility is lower (``docs/pca.md`` gives numbers); that is the price of a proven guarantee.
+
+    *The opt-in Gibbs path (``sampler="gibbs"``)* releases the state of Hoff's (2009) Gibbs chain for CSS's matrix
+    Bingham at the full ε after ``n_sweeps`` sweeps from a uniformly random start, every column conditional drawn
+    exactly. If after T sweeps the law of the state is within total variation τ_T of the matrix Bingham, the
+    release is (ε, (1 + e^ε)·τ_T)-DP, and no usable bound on τ_T is known. ``Response.privacy_params`` and the
+    accountant record the ε of the exact mechanism, which is therefore *not proven*: each release warns and
+    reports ``PCAModel.exact = False``. :meth:`gibbs_trace` diagnoses the burn-in on public or synthetic data.
+
+    Both paths: the parameter's scale a·n is capped at 10¹⁰⁰ (only more privacy; at that scale the draw is the
+    top eigenvectors to about 50 digits), every rejection loop is bounded, and the running time depends on the
+    data through the rejection counts (a timing side channel, as for any rejection sampler).
 
     **Analyze Gauss** (DTTZ'14) releases Ĉ = C + E, E symmetric with i.i.d. N(0, σ²) upper triangle (diagonal
     included), and the top-k eigenvectors of Ĉ (post-processing). DTTZ analyse add/remove neighbours, where the
@@ -405,6 +428,8 @@ class PCA(DPMech):
     privacy-preserving principal component analysis. STOC. Hoff, P. D. (2009). Simulation of the matrix
     Bingham–von Mises–Fisher distribution. JCGS 18(2). Kent, J. T., Ganeiber, A. M. & Mardia, K. V. (2018).
     A new unified approach for the simulation of a wide class of directional distributions. JCGS 27(2).
+    Amin, K., Dick, T., Kulesza, A., Muñoz Medina, A. & Vassilvitskii, S. (2019). Differentially private
+    covariance estimation. NeurIPS.
 
     Examples
     --------
@@ -451,15 +476,45 @@ class PCA(DPMech):
                 "e.g. Del(epsilon=1.0, delta=1e-6), or use method='ppca' for pure epsilon-DP."
             )
 
-    def _evaluate(self, output: Any) -> SecondMoment:
-        if not isinstance(output, SecondMoment):  # pragma: no cover - the target is fixed by the class
-            raise TargetOutputError(f"The target of PCA must return a SecondMoment; got {type(output).__name__}.")
-        d = output.gram.shape[0]
+    def _check_dataset(self, X: Any) -> Any:
+        """Public checks before the charge: an unsupervised, numeric, non-empty 2-D matrix with at least k columns.
+
+        Only the shape and dtype are read (public under replace-one); the values (NaN, clipping) are handled by the
+        target after the charge. Out-of-core data (dask, Chunks) are checked here when their shape is known.
+        """
+        if is_out_of_core(X):
+            d = getattr(X, "shape", (None, None))[-1]
+            if isinstance(d, int):
+                self._check_k(d)
+            return X
+        if isinstance(X, tuple):
+            raise TypeError(
+                "PCA is unsupervised: pass the data matrix X alone (one record per row), not an (X, y) tuple."
+            )
+        data = np.asarray(X)
+        if data.dtype.kind not in "biuf":
+            raise TypeError(
+                f"PCA needs numeric data; got an array of dtype {data.dtype}. Encode the features as numbers."
+            )
+        if data.ndim != 2 or data.shape[0] == 0 or data.shape[1] == 0:
+            raise ValueError(
+                f"PCA needs a non-empty 2-D array X of shape (n_records, n_features). Got shape {data.shape}; reshape "
+                "a single feature with X.reshape(-1, 1)."
+            )
+        self._check_k(data.shape[1])
+        return data
+
+    def _check_k(self, d: int) -> None:
         if self.k > d:
             raise ValueError(
                 f"PCA(k={self.k}) cannot release a {self.k}-dimensional subspace of {d}-dimensional data. "
                 f"Choose k <= {d}."
             )
+
+    def _evaluate(self, output: Any) -> SecondMoment:
+        if not isinstance(output, SecondMoment):  # pragma: no cover - the target is fixed by the class
+            raise TargetOutputError(f"The target of PCA must return a SecondMoment; got {type(output).__name__}.")
+        self._check_k(output.gram.shape[0])  # out-of-core data of unknown width reach this point unchecked
         return output
 
     def _norm(self, value1: SecondMoment, value2: SecondMoment) -> float:
@@ -472,8 +527,22 @@ class PCA(DPMech):
     def _release(self, value: SecondMoment, privacy_params: Eps, rng: np.random.Generator) -> PCAModel:
         if self.method == "ppca":
             param = self._bingham_parameter(value, privacy_params)
-            v, exact = sample_matrix_bingham(param, self.k, rng, sampler=self.sampler, n_sweeps=self.gibbs_sweeps)
-            return PCAModel(components=_canonical_signs(v), method="ppca", exact=exact)
+            d = value.gram.shape[0]
+            if self.sampler == "auto" or self.k == d:  # k = d: exact, the span is all of ℝ^d
+                if sequential_steps(self.k, d) == 1:  # k = 1, d − 1: one vector draw, on the cheaper tridiagonal path
+                    v = sample_matrix_bingham(param, self.k, rng)[0]
+                else:
+                    v = sample_sequential_subspace(param, self.k, rng)[0]
+                return PCAModel(components=_canonical_signs(v), method="ppca", exact=True)
+            warnings.warn(
+                f"PCA(sampler='gibbs') released the state of a finite Gibbs chain ({self.gibbs_sweeps} sweeps): the "
+                f"{privacy_params!r} recorded in the Response and the accountant is that of an exact matrix-Bingham "
+                "draw and is NOT proven for this release. Use sampler='auto' for a proven guarantee.",
+                DiffprivWarning,
+                stacklevel=3,
+            )
+            v = gibbs_matrix_bingham(param, self.k, self.gibbs_sweeps, rng)[0][0]
+            return PCAModel(components=_canonical_signs(v), method="ppca", exact=False)
         noisy, scale = self._noisy_second_moment(value, privacy_params, rng, 1)
         values, vectors = _top_eigenpairs(noisy[0], self.k)
         return PCAModel(
@@ -483,8 +552,9 @@ class PCA(DPMech):
     def _sample_many(self, value: SecondMoment, privacy_params: Eps, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` independent releases as the upper triangles of the projections VVᵀ (basis-free), for the auditor.
 
-        Vectorised: one tridiagonalisation for k = 1, batched chains for the Gibbs sampler, batched
-        eigendecompositions for the Gaussian methods. Not a release path.
+        Vectorised: batched sequential draws or batched chains for PPCA, batched eigendecompositions for the
+        Gaussian methods. The same law as :meth:`release_response`; not a release path (the Gibbs path does not
+        warn here).
         """
         d = value.gram.shape[0]
         if self.method != "ppca":
@@ -492,15 +562,8 @@ class PCA(DPMech):
             v = _top_eigenpairs(noisy, self.k)[1]
         else:
             param = self._bingham_parameter(value, privacy_params)
-            exact = self.sampler == "auto"
-            if self.k == d:
-                v = haar_orthogonal(d, rng, m=n)
-            elif exact and self.k == 1:
-                v = sample_vector_bingham(param, rng, size=n)[:, :, None]
-            elif exact and self.k == d - 1:
-                w = sample_vector_bingham(-param, rng, size=n)
-                rows, cols = _upper(d)
-                return (rows == cols) - w[:, rows] * w[:, cols]
+            if self.sampler == "auto" or self.k == d:
+                v = sample_sequential_subspace(param, self.k, rng, size=n)
             else:
                 v = gibbs_matrix_bingham(param, self.k, self.gibbs_sweeps, rng, n_chains=n)[0]
         rows, cols = _upper(d)
@@ -509,8 +572,16 @@ class PCA(DPMech):
     # ---- the math ------------------------------------------------------------------------------------------
 
     def _bingham_parameter(self, value: SecondMoment, privacy_params: Eps) -> np.ndarray:
-        # Exponential mechanism exp(ε·score/(2Δ)) with score tr(VᵀCV): the matrix Bingham parameter (ε/(2Δ))·C.
-        return (privacy_params.epsilon / (2.0 * self.sensitivity)) * value.gram
+        """The parameter a·C of the Bingham draws of a PPCA release with this mechanism's sampler."""
+        return self._concentration(value, privacy_params) * value.gram
+
+    def _concentration(self, value: SecondMoment, privacy_params: Eps, gibbs: bool | None = None) -> float:
+        # Sequential draws: a = ε/((m + 1)Δ) (proof in the class Notes). Gibbs: CSS's matrix Bingham a = ε/(2Δ).
+        # Either way a·n, the largest scale of a·C, is capped: a smaller a only adds privacy.
+        gibbs = self.sampler == "gibbs" if gibbs is None else gibbs
+        steps = 1 if gibbs else sequential_steps(self.k, value.gram.shape[0])
+        a = privacy_params.epsilon / ((steps + 1) * self.sensitivity)
+        return min(a, _MAX_CONCENTRATION / max(value.n, 1))
 
     def _noisy_second_moment(
         self, value: SecondMoment, privacy_params: Eps, rng: np.random.Generator, n: int
@@ -572,7 +643,7 @@ class PCA(DPMech):
         if self.method != "ppca":
             raise ValueError(f"gibbs_trace diagnoses the PPCA sampler; this PCA uses method={self.method!r}.")
         params = self.check_privacy_params(privacy_params)
-        value = self._evaluate(self.target(X))
+        value = self._evaluate(self.target(self.check_dataset(X)))
         d = value.gram.shape[0]
         if not self.k < d:
             raise ValueError(f"The Gibbs sampler needs k < d; got k={self.k}, d={d}.")
@@ -580,12 +651,13 @@ class PCA(DPMech):
             raise ValueError(f"start must be 'random' or 'top'; got {start!r}.")
         chains = check_int(n_chains, "n_chains", minimum=1, owner="gibbs_trace")
         sweeps = self.gibbs_sweeps if n_sweeps is None else check_int(n_sweeps, "n_sweeps", minimum=1)
-        param = self._bingham_parameter(value, params)
+        concentration = self._concentration(value, params, gibbs=True)
         begin = _top_eigenpairs(value.gram, self.k)[1] if start == "top" else None
         _, energy = gibbs_matrix_bingham(
-            param, self.k, sweeps, as_generator(rng), n_chains=chains, start=begin, trace=True
+            concentration * value.gram, self.k, sweeps, as_generator(rng), n_chains=chains, start=begin, trace=True
         )
-        return energy * (2.0 * self.sensitivity / params.epsilon) / value.n
+        assert energy is not None  # trace=True always returns it
+        return energy / (concentration * value.n)
 
     def sensitivity_sampler(self, *args: Any, **kwargs: Any) -> DPMech:
         """Not needed: the sensitivity of PCA is derived exactly from ``data_norm`` (see Notes); raises TypeError."""

@@ -36,7 +36,8 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
     data_norm : float
         Public bound on the rows' Euclidean norm; required (rows above it are clipped). Never taken from the data.
     n_sweeps : int, optional
-        Gibbs sweeps for ``"ppca"`` when the exact samplers do not apply (default ``max(50, 10·k)``).
+        Passed to :class:`~diffpriv_py.estimators.PCA`, where only the opt-in Gibbs sampler uses it; the facade
+        always releases with PPCA's default, proven sampler, so it has no effect here.
     rng : None, int or numpy Generator
         ``None`` (default) for secure randomness; an int seed only for reproducible experiments.
     accountant : Accountant, optional

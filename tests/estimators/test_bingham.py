@@ -1,4 +1,4 @@
-"""The Bingham samplers behind PPCA: the vector sampler is exact, the Gibbs sampler mixes to the matrix Bingham.
+"""The Bingham samplers behind PPCA: the vector sampler and the sequential draws are exact, the Gibbs sampler mixes.
 
 Distribution tests use fixed seeds and reject at p < 1e-6 (so a correct sampler fails with probability below
 1e-6 per test), and each is paired with a test showing the same statistic rejects a realistic bug.
@@ -15,8 +15,10 @@ from diffpriv_py.estimators._bingham import (
     default_sweeps,
     gibbs_matrix_bingham,
     sample_matrix_bingham,
+    sample_sequential_subspace,
     sample_vector_bingham,
     sample_vector_bingham_eig,
+    sequential_steps,
 )
 
 ALPHA = 1e-6
@@ -254,3 +256,54 @@ def test_dispatcher_is_exact_for_k_1_d_minus_1_and_d():
 def test_default_burn_in_is_data_independent_and_grows_with_k():
     """The default number of sweeps depends only on k: max(50, 10·k)."""
     assert [default_sweeps(k) for k in (1, 5, 6, 20)] == [50, 50, 60, 200]
+
+
+# ---- the sequential draws (PPCA's default) and bounded loops -----------------------------------------------------
+
+
+def test_sequential_draws_are_orthonormal_and_use_the_fewer_steps():
+    """Every k gives d×k orthonormal columns; m = min(k, d − k) steps; k = d is Haar and ignores the parameter."""
+    p, _ = _spiked(6, [5.0, 4.0, 3.0, 2.0, 1.0, 0.5], seed=3)
+    rng = np.random.default_rng(40)
+    assert [sequential_steps(k, 6) for k in range(1, 7)] == [1, 2, 3, 2, 1, 0]
+    for k in range(1, 7):
+        v = sample_sequential_subspace(p, k, rng, size=3)
+        assert v.shape == (3, 6, k)
+        np.testing.assert_allclose(np.swapaxes(v, 1, 2) @ v, np.broadcast_to(np.eye(k), (3, k, k)), atol=1e-12)
+
+
+def test_first_sequential_direction_is_an_exact_bingham_draw():
+    """The first released column is θ₁ ~ Bingham(P): its energy matches the exact vector sampler (KS p > 1e-6)."""
+    p, _ = _spiked(5, [3.0, 2.5, 1.0, 0.5, 0.0], seed=9)
+    rng = np.random.default_rng(41)
+    first = sample_sequential_subspace(p, 2, rng, size=20_000)[:, :, 0]  # QR keeps the first direction's span
+    exact = sample_vector_bingham(p, rng, size=20_000)
+    doubled = sample_vector_bingham(2.0 * p, rng, size=20_000)
+    energy = np.einsum("ni,ij,nj->n", first, p, first)
+    assert stats.ks_2samp(energy, np.einsum("ni,ij,nj->n", exact, p, exact)).pvalue > ALPHA
+    assert stats.ks_2samp(energy, np.einsum("ni,ij,nj->n", doubled, p, doubled)).pvalue < ALPHA
+
+
+@pytest.mark.parametrize("scale", [1e12, 1e100, 1e250])
+def test_huge_parameters_are_sampled_promptly_on_every_path(scale):
+    """Parameters of scale up to 1e250 draw the top eigenvector (no cancellation hang in the tridiagonal test)."""
+    p, basis = _spiked(6, [5.0, 4.0, 3.0, 2.0, 1.0, 0.5], seed=4)
+    rng = np.random.default_rng(42)
+    top = basis[:, 0]
+    for z in (sample_vector_bingham(scale * p, rng), _bingham._draw_one_tridiagonal(scale * p, rng)):
+        assert abs(z @ top) > 1 - 1e-9
+    v, _ = gibbs_matrix_bingham(scale * p, 2, 2, rng)  # a Gibbs chain only approaches the top plane geometrically
+    assert np.linalg.norm(v[0].T @ basis[:, :2]) ** 2 > 1.99
+
+
+def test_rejection_loops_are_bounded_and_fail_clearly(monkeypatch):
+    """No rejection loop runs unboundedly: a NaN target, or an exhausted round limit, raises a clear RuntimeError."""
+    rng = np.random.default_rng(43)
+    with pytest.raises(RuntimeError, match="accepted no proposal"):
+        sample_vector_bingham_eig(np.array([[np.nan, 0.0, 0.0]]), rng)  # every acceptance test is False
+    monkeypatch.setattr(_bingham, "MAX_PROPOSAL_ROUNDS", 0)
+    p, _ = _spiked(4, [3.0, 2.0, 1.0, 0.0], seed=6)
+    with pytest.raises(RuntimeError, match="accepted no proposal"):
+        _bingham._sample_bingham_tridiagonal(p, 2, rng)
+    with pytest.raises(RuntimeError, match="accepted no proposal"):
+        _bingham._draw_one_tridiagonal(p, rng)
