@@ -30,6 +30,7 @@ from ._bingham import (
     sample_sequential_subspace,
     sequential_steps,
 )
+from ._sensitivity_floor import not_below
 
 __all__ = ["PCA", "ClippedGram", "PCAModel", "SecondMoment", "clipped_gram", "mod_sulq_noise_scale"]
 
@@ -239,16 +240,6 @@ def _one_of(options: tuple[str, ...]):
     return validate
 
 
-def _not_below_bound(instance: PCA, attribute: attrs.Attribute, value: float) -> None:
-    bound = _SENSITIVITY.get(instance.method, 0.0)
-    if value < bound:
-        raise ValueError(
-            f"PCA(method={instance.method!r}) has the exact replace-one sensitivity {bound:.6g} (rows clipped to "
-            f"data_norm); a smaller sensitivity={value!r} would under-protect. Leave sensitivity unset (to change "
-            "the method, build a new PCA rather than attrs.evolve, which carries the old method's sensitivity)."
-        )
-
-
 def _mod_sulq_t(d: int, delta: float) -> float:
     log_arg = (d * d + d) / (2.0 * math.sqrt(2.0 * math.pi) * delta)
     t = math.sqrt(2.0 * math.log(log_arg)) if log_arg > 1.0 else 0.0
@@ -453,7 +444,10 @@ class PCA(DPMech):
     sensitivity: float = attrs.field(
         default=attrs.Factory(lambda self: _SENSITIVITY.get(self.method, math.inf), takes_self=True),
         converter=_sensitivity,
-        validator=_not_below_bound,
+        validator=not_below(
+            lambda pca: _SENSITIVITY.get(pca.method, 0.0),
+            "rows clipped to data_norm; to change the method build a new PCA: attrs.evolve keeps the old sensitivity",
+        ),
     )
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
 
