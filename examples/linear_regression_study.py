@@ -1,4 +1,4 @@
-"""Private linear regression: test error versus ε for AdaSSP and the functional mechanism (Wang 2018; Zhang et al. 2012).
+"""Private linear regression: test error versus ε for AdaSSP (Wang 2018) and the functional mechanism (Zhang 2012).
 
 The reference protocol: features min-max scaled to [-1, 1] and divided by √d (so every row has norm ≤ 1, i.e.
 ``data_norm=1``), labels min-max scaled to [-1, 1] (``label_bound=1``), an 80/20 split, and the median test MSE

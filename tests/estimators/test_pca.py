@@ -645,7 +645,7 @@ def test_facade_works_with_clone_pipeline_and_cross_val_score(rng):
     assert repr(est) == "PCA(data_norm=4.0, epsilon=1.0, n_components=2, n_sweeps=5, rng=0)"
 
 
-# ---- the paper's Figure 2 (Chaudhuri, Sarwate & Sinha 2012; rows clipped to norm 1) -----------------------------------------------------
+# ---- the paper's Figure 2 (Chaudhuri, Sarwate & Sinha 2012; rows clipped to norm 1) --------------------------------
 
 _SPECTRUM = np.array([0.5, 0.30, 0.04, 0.03, 0.02, 0.01, 0.004, 0.003, 0.001, 0.001])
 _REFERENCE_NON_PRIVATE = 0.5511
