@@ -22,6 +22,7 @@ from ..mechanisms.gaussian import Gaussian
 from ..mechanisms.laplace import Laplace
 from ..privacy import Del, Eps
 from ._sensitivity_floor import not_below
+from ._supervised import check_rows_to_predict
 from .kmeans import grid_bits
 
 __all__ = ["LinearModel", "LinearRegression"]
@@ -173,10 +174,7 @@ class LinearModel:
 
     def predict(self, X: Any) -> np.ndarray:
         """Predictions X·coef + intercept for the rows of ``X``."""
-        arr = np.asarray(X, dtype=np.float64)
-        if arr.ndim != 2 or arr.shape[1] != self.coef.shape[0]:
-            raise ValueError(f"Expected a 2-D array with {self.coef.shape[0]} features. Got shape {arr.shape}.")
-        return arr @ self.coef + self.intercept
+        return check_rows_to_predict(X, self.coef.shape[0], model="linear model") @ self.coef + self.intercept
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """The parameters (coef, then intercept) as one array, so tools such as the auditor can use them."""

@@ -31,6 +31,7 @@ from ._bingham import (
     sequential_steps,
 )
 from ._sensitivity_floor import not_below
+from ._supervised import check_rows_to_predict
 
 __all__ = ["PCA", "ClippedGram", "PCAModel", "SecondMoment", "clipped_gram", "mod_sulq_noise_scale"]
 
@@ -187,12 +188,7 @@ class PCAModel:
 
     def transform(self, X: Any) -> np.ndarray:
         """Coordinates of the rows of ``X`` in the released subspace: ``X @ components`` (no centring)."""
-        data = np.asarray(X, dtype=np.float64)
-        if data.ndim != 2 or data.shape[1] != self.n_features:
-            raise ValueError(
-                f"X must be a 2-D array with {self.n_features} columns (one record per row). Got shape {data.shape}."
-            )
-        return data @ self.components
+        return check_rows_to_predict(X, self.n_features, model="PCA model") @ self.components
 
     def inverse_transform(self, Z: Any) -> np.ndarray:
         """Map subspace coordinates back to the feature space: ``Z @ components.T``."""
