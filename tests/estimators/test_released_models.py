@@ -32,5 +32,5 @@ def test_released_models_refuse_nan_infinite_and_complex_rows(bad):
     """predict/transform on a NaN, infinite or complex row raise a clear error instead of answering."""
     row = np.array([[0.1, 0.2, bad]])
     for answer in _released_models():
-        with pytest.raises((TypeError, ValueError), match="NaN or infinite|real numbers"):
+        with pytest.raises((TypeError, ValueError), match=r"NaN or infinite|real numbers"):
             answer(row)
