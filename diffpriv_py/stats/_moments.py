@@ -225,7 +225,8 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
         per = per + rounding_allowance(cap)
 
         def post(v: np.ndarray, cap: float = cap) -> np.ndarray:
-            return np.clip(v, 0.0, cap) * np.square(unit)
+            with np.errstate(over="ignore"):  # a variance beyond float64 (bounds near ±1e308) is +inf, never NaN
+                return np.clip(v, 0.0, cap) * unit * unit
 
     l1, l2 = sensitivities(per, together=s.together)
     return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post)
@@ -286,7 +287,8 @@ def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: 
             return np.clip(centre + width * mean_u, low, high)
         count = np.maximum(count, ddof + 1.0)
         var_u = np.clip(stats[2] / count - mean_u**2, 0.0, 0.25) * count / (count - ddof)
-        return var_u * np.square(width)
+        with np.errstate(over="ignore"):
+            return var_u * width * width
 
     return Plan(target=target, l1=l1, l2=l2, dims=(order + 1) * groups, postprocess=post)
 
