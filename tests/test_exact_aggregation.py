@@ -266,6 +266,21 @@ def test_covariance_in_memory_chunks_and_dask_are_bit_identical(nan_policy):
     np.testing.assert_array_equal(mem, dasked)
 
 
+def test_histogram_counts_are_exact_integers_for_extreme_values():
+    """Histogram targets are integer counts; ±inf and ±1e308 fall in no bin; NaN is refused or omitted."""
+    x = np.array([0.5, np.inf, -np.inf, 1e308, -1e308, 0.0, 1.0, 2.0**43])
+    with np.errstate(all="raise"):
+        r = dp.stats.histogram(x, dp.Eps(1.0), bins=3, range=(0, 1), rng=0, full_response=True)[0]
+        counts = r.mechanism.target(x)
+    np.testing.assert_array_equal(counts, [1, 1, 1])
+    assert np.all(counts == np.rint(counts))
+    with pytest.raises(ValueError, match="NaN"):
+        dp.stats.histogram(np.append(x, np.nan), dp.Eps(1.0), bins=3, range=(0, 1), rng=0)
+    with_nan = np.append(x, np.nan)
+    omitted = dp.stats.histogram(with_nan, dp.Eps(1.0), bins=[0, 0.5, 1], nan_policy="omit", rng=0, full_response=True)
+    np.testing.assert_array_equal(omitted[0].mechanism.target(np.append(x, np.nan)), [1, 2])
+
+
 # ---- norms -------------------------------------------------------------------------------------------------------
 
 
