@@ -22,6 +22,7 @@ to float64 (one correctly rounded operation per output), covered by :func:`round
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
@@ -37,6 +38,7 @@ __all__ = [
     "grid_gram",
     "grid_rows",
     "grid_sums",
+    "record_bits",
     "rounding_allowance",
     "row_norms",
     "square_bits",
@@ -300,41 +302,68 @@ def exact_ratio(numerator: Any, denominator: int, bits: int) -> np.ndarray:
 # ---- norms ---------------------------------------------------------------------------------------------------------
 
 
-def row_norms(block: np.ndarray) -> np.ndarray:
-    """Euclidean norm of each row without overflow or underflow (rows scaled by their max |x| before squaring).
-
-    A row with a non-finite entry gets norm +inf (so clipping it gives a data-independent row, see
-    :func:`clip_rows_to_norm`).
-    """
+def _by_peak(block: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows divided by their largest |x| (entries in [−1, 1]), that peak, the scaled norm ∈ [1, √d], and finiteness."""
     with np.errstate(invalid="ignore", over="ignore"):
-        peak = np.max(np.abs(block), axis=1)
+        peak = np.max(np.abs(block), axis=1) if block.shape[1] else np.zeros(block.shape[0])
     finite = np.isfinite(peak)
     safe = np.where(finite & (peak > 0), peak, 1.0)
-    scaled = block / safe[:, None] if block.size else block
     with np.errstate(invalid="ignore"):
-        norms = safe * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
-    return np.where(finite, norms, np.inf)
+        scaled = block / safe[:, None]
+        rel = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+    return scaled, safe, rel, finite
+
+
+def row_norms(block: np.ndarray) -> np.ndarray:
+    """Euclidean norm of each row without spurious overflow or underflow (rows scaled by their max |x| before
+    squaring). A row with a non-finite entry gets +inf; a finite row whose norm exceeds float64 also gets +inf."""
+    _, peak, rel, finite = _by_peak(block)
+    with np.errstate(over="ignore"):
+        return np.where(finite, peak * rel, np.inf)
 
 
 def clip_rows_to_norm(block: np.ndarray, bound: float) -> np.ndarray:
-    """Rows scaled into the unit ball: x / max(‖x‖, bound), with ‖·‖ ≤ 1 after rounding (checked, not assumed).
+    """Rows scaled into the unit ball, x / max(‖x‖, bound), with a proven exact norm ≤ 1 for the floats returned.
 
-    A row that is not finite becomes the zero row (a data-independent value; never NaN). The division can round a
-    row's norm slightly above 1; such rows are scaled down by 1 − 2⁻⁵⁰ until they are inside, so the guarantee of
-    the caller (each row in the unit ball) holds for the floats actually used.
+    Computed as (x/p) / max(‖x/p‖, bound/p) with p the row's largest |x|, so rows up to 1.8e308 keep their direction
+    (no overflow). A row that is not finite becomes the zero row (a data-independent value, never NaN). Why the
+    extra factor 1 − 4(d + 4)u (u = 2⁻⁵³): the computed norm of the scaled row has relative error at most
+    (d + 4)u/(1 − (d + 4)u), and each division adds u, so the quotient's true norm can exceed 1 by about
+    2(d + 5)u; the factor (itself rounded) brings every row strictly inside.
     """
-    norms = row_norms(block)
-    finite = np.isfinite(norms)
-    denom = np.where(finite, np.maximum(norms, bound), 1.0)
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = np.where(finite[:, None], block / denom[:, None], 0.0)
-    out_norms = row_norms(out)
-    over = out_norms > 1.0
-    if over.any():
-        out[over] *= (1.0 - 2.0**-50) / out_norms[over, None]
-    return out
+    d = block.shape[1]
+    scaled, peak, rel, finite = _by_peak(block)
+    shrink = 1.0 - 4.0 * (d + 4) * UNIT_ROUNDOFF
+    with np.errstate(over="ignore"):
+        limit = bound / peak  # may be +inf for a tiny row: it is then scaled to (almost) 0, as x / bound is
+    denom = np.where(finite, np.maximum(rel, limit), 1.0) / shrink
+    with np.errstate(invalid="ignore"):
+        return np.where(finite[:, None], scaled / denom[:, None], 0.0)
+
+
+def record_bits(n: int, degree: int = 2) -> int:
+    """Grid bits b that make sums over ``n`` records of products of ``degree`` grid values in [−1, 1] exact in float64:
+    n·2^(degree·b) ≤ 2⁵², so every partial sum, in any order, is an integer (times 2^(−degree·b)) below 2⁵³."""
+    used = _log2_ceil(max(n, 2))
+    return max(1, min(30, (_EXACT_BITS - used) // degree))
 
 
 def grid_rows(unit_rows: np.ndarray, bits: int) -> np.ndarray:
-    """Rows of the unit ball on the grid 2⁻ᵇⁱᵗˢ, rounded toward zero so a quantised row's norm never exceeds 1."""
-    return np.trunc(np.ldexp(unit_rows, bits))
+    """Rows of the unit ball as integer vectors q on the grid 2⁻ᵇⁱᵗˢ (integer-valued floats) with exact ‖q‖² ≤ 4ᵇⁱᵗˢ.
+
+    Rounded to nearest (unbiased, so a Gram matrix is not shrunk) when the exact integer check Σq² ≤ 4ᵇ passes —
+    exact because every partial sum is an integer ≤ d·4ᵇ ≤ 2⁵² — and toward zero otherwise (|trunc(v)| ≤ |v| in
+    every coordinate, so the norm cannot grow past that of the unit row).
+    """
+    scaled = np.ldexp(unit_rows, bits)
+    if unit_rows.shape[1] * 4.0**bits > 2.0**_EXACT_BITS:
+        return np.trunc(scaled)
+    q = np.rint(scaled)
+    over = np.einsum("ij,ij->i", q, q) > 4.0**bits
+    if over.any():
+        # A row on the sphere: shrink it by √d/2 grid steps first (‖rint(v)‖ ≤ ‖v‖ + √d/2), checked again exactly.
+        shrunk = np.rint(scaled[over] * (1.0 - math.sqrt(unit_rows.shape[1]) * 2.0 ** -(bits + 1)))
+        still = np.einsum("ij,ij->i", shrunk, shrunk) > 4.0**bits
+        shrunk[still] = np.trunc(scaled[over][still])
+        q[over] = shrunk
+    return q

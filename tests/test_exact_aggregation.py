@@ -281,6 +281,70 @@ def test_histogram_counts_are_exact_integers_for_extreme_values():
     np.testing.assert_array_equal(omitted[0].mechanism.target(np.append(x, np.nan)), [1, 2])
 
 
+# ---- estimators: AdaSSP / functional-mechanism statistics and PCA's second moment -------------------------------
+
+
+def _row_pairs(n: int, d: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Neighbouring matrices: rows on the unit sphere, huge (1e154, 1e308), tiny and non-finite replacements."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(0, 1, (n, d))
+    base /= np.linalg.norm(base, axis=1)[:, None]
+    base[::3] *= rng.choice([1e-9, 0.5, 1e154, 1e300], size=(len(base[::3]), 1))
+    pairs = []
+    for new in (np.eye(d)[0], -np.eye(d)[1], np.full(d, 1e308), np.full(d, -1e154), np.full(d, np.inf), np.zeros(d)):
+        for i in (0, 1, n - 1):
+            other = base.copy()
+            other[i] = new
+            pairs.append((base, other))
+    return pairs
+
+
+@pytest.mark.parametrize("method", ["adassp", "functional"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_linear_regression_statistics_of_adversarial_neighbours_stay_within_the_sensitivity(method, fit_intercept):
+    """The scaled sufficient statistics (float64, as computed) of neighbours move by ≤ the declared sensitivity."""
+    n, d = 5003, 4
+    mech = dp.estimators.LinearRegression(
+        method=method, data_norm=1.0, label_bound=(-1.0, 1.0), fit_intercept=fit_intercept, reg_lambda=1.0
+    )
+    y = np.random.default_rng(12).choice([-1.0, 1.0, 1e308, -1e308, 0.3], size=n)
+    worst = 0.0
+    for X, X2 in [(a, b) for a, b in _row_pairs(n, d, seed=13) if np.all(np.isfinite(b))]:
+        y2 = y.copy()
+        changed = np.flatnonzero(np.any(X != X2, axis=1))
+        y2[changed] = -y[changed]  # the label of the replaced record only
+        worst = max(worst, mech.sensitivity_norm((X, y), (X2, y2)) / mech.sensitivity)
+    assert worst <= 1.0
+
+
+@pytest.mark.parametrize("method", ["ppca", "analyze_gauss"])
+def test_pca_second_moment_of_adversarial_neighbours_stays_within_the_sensitivity(method):
+    """PCA's clipped Gram matrix (exact on its grid) moves by ≤ the declared sensitivity, rows of 1e308 included."""
+    mech = dp.estimators.PCA(2, method=method, data_norm=1.0)
+    pairs = [(a, b) for a, b in _row_pairs(4099, 5, seed=14) if np.all(np.isfinite(b))]
+    assert max(mech.sensitivity_norm(a, b) for a, b in pairs) <= mech.sensitivity
+
+
+def test_pca_second_moment_is_identical_for_in_memory_chunks_and_dask():
+    """The Gram matrix is an exact sum: in-memory, Chunks and dask give the same bits."""
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(15).normal(0, 1, (40_001, 6))
+    target = dp.estimators.PCA(2, data_norm=2.0).target
+    mem = target(X).gram
+    np.testing.assert_array_equal(mem, target(dp.Chunks(np.array_split(X, 7))).gram)
+    np.testing.assert_array_equal(mem, target(da.from_array(X, chunks=(7_000, 6))).gram)
+
+
+def test_linear_regression_statistics_are_identical_for_in_memory_and_chunks():
+    """AdaSSP statistics are exact sums: in-memory and Chunks give the same bits."""
+    rng = np.random.default_rng(16)
+    X, y = rng.normal(0, 1, (30_001, 3)), rng.normal(0, 1, 30_001)
+    mech = dp.estimators.LinearRegression(method="adassp", data_norm=2.0, label_bound=(-3.0, 3.0))
+    mem = mech.statistics((X, y)).vector
+    chunks = dp.Chunks([(X[a:b], y[a:b]) for a, b in [(0, 7), (7, 20_000), (20_000, 30_001)]])
+    np.testing.assert_array_equal(mem, mech.statistics(chunks).vector)
+
+
 # ---- norms -------------------------------------------------------------------------------------------------------
 
 
