@@ -431,7 +431,12 @@ def mean(
     a sensitivity by the total length while averaging only the present values.
 
     The noisy mean is clipped back into [lo, hi] (post-processing: it never increases the error and costs no
-    privacy). Floating-point rounding of the sum is not accounted for (Casacuberta et al. 2022).
+    privacy).
+
+    Exact in floating point: values are clipped and mapped to integers on a public grid of 2³⁵ steps across the
+    bounds, summed exactly, and divided once (correctly rounded); the sensitivity, in units of hi − lo, is 1/n plus
+    2⁻⁵² for that rounding, so it holds for the computed float64 value, not only for real numbers (Casacuberta et al.
+    2022). Each value moves by at most (hi − lo)·2⁻³⁶. See ``docs/security.md``, "Exact aggregation".
 
     Examples
     --------
@@ -491,6 +496,10 @@ def sum(
     sum by at most hi − lo per value (Σ_j (hi_j − lo_j) for a 2-D record). With ``nan_policy="omit"`` a missing
     value contributes 0, so the sensitivity is max(hi, 0) − min(lo, 0) per value. The result is clipped into the
     range of possible sums (post-processing).
+
+    Exact in floating point: the clipped values are integers on a public grid of 2³⁵ steps across the bounds, summed
+    exactly; the one rounding of the exact sum to float64 is added to the sensitivity (2⁻⁵² of the largest possible
+    sum), so the guarantee holds for the computed value (Casacuberta et al. 2022).
     """
     return _run(
         "sum",
@@ -551,6 +560,10 @@ def var(
 
     ``nan_policy="omit"`` releases (count, Σu, Σu²) with u = (clip(x) − c)/r ∈ [−½, ½] (L1 sensitivity 1.75 per
     value) and computes the variance from them.
+
+    Exact in floating point: values are integers on a public grid of 2¹⁸ steps across the bounds, n·Σk² − (Σk)² is
+    an exact integer and the variance is one correctly rounded division; the sensitivity adds 2⁻⁵² of the largest
+    possible variance for that rounding. Each value moves by at most r·2⁻¹⁹ (and so does the standard deviation).
     """
     return _run(
         "var",
@@ -767,6 +780,10 @@ def covariance(
     ``nan_policy="omit"`` releases (count, Σu, Σuuᵀ) over the complete records with u = (clip(x) − c)/r, whose
     L1 sensitivity is the larger of 1 + d/2 + d(d+1)/8 (a record becoming incomplete) and d + d/4 + d(d−1)/4 (a
     complete record changing).
+
+    Exact in floating point: u is an integer on a public grid of 2¹⁸ steps (divided by 2¹⁸), the sums Σu and Σuuᵀ are
+    exact (BLAS on integer-valued blocks), the scatter n·Σuuᵀ − ΣuΣuᵀ is an exact integer, and each released entry
+    is rounded once; the sensitivities include 2⁻⁵² of each entry's largest value for that rounding.
     """
     who = "dp.stats.covariance"
     nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
