@@ -206,6 +206,9 @@ def grid_sums(data: np.ndarray, grid: Grid, axis: int | None, order: int) -> Gri
     buf = np.empty((min(rows, n), d))
     off = grid.offset
     has_offset = bool(np.any(off != 0))
+    s1: Any
+    s2: Any
+    present: Any
     if axis == 1:
         s1 = np.empty(n)
         s2 = np.empty(n) if order >= 2 else None

@@ -339,8 +339,9 @@ class LinearRegression(DPMech):
 
         Each released coordinate is fl(c·S) for an exact sum S (|S| ≤ 2n) and a constant c computed with a few
         roundings (relative error ≤ 4u): neighbours' coordinates differ by at most c·|S − S′|(1 + 4u) + 2u·c·2n, so
-        the vector moves by at most (1 + 4u)·1 + 4u·n·‖c‖ in the mechanism's norm; dividing every c by
-        1 + 8u + 8u·n·‖c‖ brings that back to ≤ 1.
+        the vector moves by at most (1 + 4u)·R + 4u·n·‖c‖ in the mechanism's norm, R ≤ 1 the real-number bound of
+        the shrunk parts; dividing every c by 1 + 8u + 8u·n·‖c‖ brings that back to ≤ R whenever R ≥ ½ (here
+        R² ≥ 0.8 of the budget: λ_min, which has its own allowance, takes at most 0.1 of it).
         """
         return 1.0 / (1.0 + 8.0 * UNIT_ROUNDOFF * (1.0 + n * coefficient_norm))
 
