@@ -88,7 +88,7 @@ class Event:
         return None
 
     def _key(self) -> Event:
-        return attrs.evolve(self, count=1)
+        return self if self.count == 1 else attrs.evolve(self, count=1)
 
     def describe(self) -> str:
         """A short human-readable description, used by the accountant's summary."""

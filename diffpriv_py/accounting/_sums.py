@@ -20,21 +20,24 @@ class ExactSum:
     for the accountant's upper bounds is the conservative answer. ``add`` mutates; ``copy`` is O(#partials).
     """
 
-    __slots__ = ("_partials", "_special")
+    __slots__ = ("_partials", "_special", "_value")
 
     def __init__(self) -> None:
         self._partials: list[float] = []
         self._special = 0.0  # the sum of infinite terms (0.0 while every term and partial sum is finite)
+        self._value: float | None = 0.0  # the rounded total, computed when first read after an add
 
     def copy(self) -> ExactSum:
         out = ExactSum()
         out._partials = list(self._partials)
         out._special = self._special
+        out._value = self._value
         return out
 
     def add(self, x: float) -> None:
         """Add one term exactly (Shewchuk's grow-expansion with zero elimination)."""
         x = float(x)
+        self._value = None
         if not math.isfinite(x):
             self._special += x
             return
@@ -58,12 +61,15 @@ class ExactSum:
     @property
     def value(self) -> float:
         """The correctly rounded total (bit-identical to ``math.fsum`` of every term added)."""
-        if self._special or math.isnan(self._special):
-            return self._special
-        try:
-            return math.fsum(self._partials)
-        except OverflowError:  # pragma: no cover - the partials' sum was checked finite when they were made
-            return math.inf
+        if self._value is None:
+            if self._special or math.isnan(self._special):
+                self._value = self._special
+            else:
+                try:
+                    self._value = math.fsum(self._partials)
+                except OverflowError:  # pragma: no cover - the partials' sum was checked finite when they were made
+                    self._value = math.inf
+        return self._value
 
     @property
     def exact(self) -> bool:
