@@ -21,7 +21,7 @@ from . import _composition
 from ._events import ApproxDPEvent, Event, GaussianEvent, LaplaceEvent
 from ._pld import ComposedPLD
 from ._sums import ExactSum
-from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
+from .rdp import DEFAULT_ORDERS
 
 __all__ = ["Accountant", "Charge", "Composition", "compose"]
 
@@ -120,31 +120,32 @@ class Composition:
         """(ε, method) at ``delta``; with ``cheap_enough``, skip the numerical method once a bound ≤ it is found."""
         if not self.events:
             return 0.0, "none"
-        candidates: list[tuple[float, str]] = [(self.pure_epsilon(), "pure")]
+        delta = _check_delta(delta, "Composition.epsilon_with_method")
+        candidates: list[tuple[float, str]] = [(_safe(self.pure_epsilon), "pure")]
         if delta > 0:
             if all(isinstance(e, GaussianEvent) for e in self.events):
                 mu = math.sqrt(math.fsum(e.count * e.mu**2 for e in self.events))
-                candidates.append((_composition.gdp_epsilon(mu, delta), "gdp"))
-            curves = [e._rdp(_RDP_ORDERS) for e in self.events]
+                candidates.append((_safe(_composition._gdp_epsilon, mu, delta), "gdp"))
+            curves = [_KeyInfo.of(e._key()).curve for e in self.events]
             if all(c is not None for c in curves):
-                total = np.sum([e.count * c for e, c in zip(self.events, curves, strict=True)], axis=0)
-                with np.errstate(invalid="ignore"):
-                    candidates.append((epsilon_from_rdp(_RDP_ORDERS, total, delta)[0], "rdp"))
+                with np.errstate(over="ignore", invalid="ignore"):
+                    total = np.sum([e.count * c for e, c in zip(self.events, curves, strict=True)], axis=0)
+                candidates.append((_safe(_rdp_epsilon, total, delta), "rdp"))
             best = min(candidates)
             if "gdp" in {m for _, m in candidates} or (cheap_enough is not None and best[0] <= cheap_enough):
                 return best
-            try:
-                candidates.append((self._pld().epsilon(delta), "pld"))
-            except (ArithmeticError, ValueError, MemoryError):  # pragma: no cover - defensive: others still hold
-                pass
+            candidates.append((_safe(lambda: self._pld().epsilon(delta)), "pld"))
         return min(candidates)
 
     def epsilon(self, delta: float) -> float:
         """An upper bound on the composed ε at ``delta`` (``inf`` if no ε is valid)."""
-        return self.epsilon_with_method(delta)[0]
+        return self.epsilon_with_method(_check_delta(delta, "Composition.epsilon"))[0]
 
     def delta(self, epsilon: float) -> float:
         """An upper bound on the composed δ at ``epsilon`` (exact μ-GDP for Gaussians, else the numerical PLD)."""
+        epsilon = check_in_range(
+            epsilon, "epsilon", 0.0, math.inf, low_closed=True, high_closed=False, owner="Composition.delta"
+        )
         if not self.events or epsilon >= self.pure_epsilon():
             return 0.0
         if all(isinstance(e, GaussianEvent) for e in self.events):
@@ -162,10 +163,30 @@ def compose(events: Sequence[Event], *, n_points: int = 2**14) -> Composition:
     >>> round(compose([LaplaceEvent(epsilon=0.1, count=100)]).epsilon(1e-6), 2)
     4.69
     """
+    if isinstance(events, (Event, str, bytes)) or not hasattr(events, "__iter__"):
+        raise TypeError(
+            f"The 'events' parameter of compose() must be a sequence of privacy events; got {events!r}. Pass e.g. "
+            "compose([LaplaceEvent(epsilon=0.1)])."
+        )
+    events = tuple(events)
     for e in events:
         if not isinstance(e, Event):
             raise TypeError(f"compose() takes privacy events (e.g. LaplaceEvent(epsilon=0.1)); got {e!r}.")
-    return Composition(events=tuple(_merge(events)), n_points=n_points)
+    n = check_int(n_points, "n_points", minimum=_MIN_POINTS, owner="compose")
+    if n > _MAX_POINTS:
+        raise ValueError(
+            f"The 'n_points' parameter of compose() must be an integer in [{_MIN_POINTS}, {_MAX_POINTS}]. Got {n}. "
+            "The default 2**14 is accurate to ~0.05 % of ε; more points cost memory and time for little gain."
+        )
+    return Composition(events=tuple(_merge(events)), n_points=n)
+
+
+_MIN_POINTS = 64
+_MAX_POINTS = 2**22
+
+
+def _check_delta(delta: Any, owner: str) -> float:
+    return check_in_range(delta, "delta", 0.0, 1.0, low_closed=True, high_closed=False, owner=owner)
 
 
 # ---- the ledger ---------------------------------------------------------------------------------------------------
@@ -691,7 +712,7 @@ class Accountant:
         k = check_int(k, "k", minimum=1, owner="Accountant.remaining_per_release")
         b = self._budget
         with self._lock:
-            totals = self._totals
+            totals, counts, infos = self._totals, dict(self._counts), dict(self._infos)
         spent_gamma = totals.gamma_total
         gamma = math.nextafter(max(0.0, b.gamma - spent_gamma) / k, 0.0) if b.gamma > 0 else 0.0
         delta = 0.0
@@ -703,8 +724,8 @@ class Accountant:
         def fits(x: float) -> bool:
             claim = _params(x, delta, gamma)
             event = ApproxDPEvent(epsilon=x, delta=delta)
-            old = self._counts.get(event, 0)
-            info = self._infos.get(event) or _KeyInfo.of(event)
+            old = counts.get(event, 0)
+            info = infos.get(event) or _KeyInfo.of(event)
             state = totals.extend(claim, k, [(info, old, old + k)])
             return not self._problems(state, claim, lambda: (), pld=False)
 

@@ -106,8 +106,8 @@ def _pure_rdp_cap(value: np.ndarray, epsilon: float, orders: np.ndarray) -> np.n
     closed forms cancel catastrophically (they can even come out negative or NaN); the cap is then the answer,
     an upper bound that is never below the true divergence.
     """
-    with np.errstate(over="ignore"):
-        cap = np.minimum(epsilon, orders * (epsilon * epsilon) / 2)
+    with np.errstate(over="ignore"):  # rounded up, so that an underflow to 0 still leaves a positive bound
+        cap = np.minimum(epsilon, np.nextafter(orders * (epsilon * epsilon) / 2, np.inf))
     valid = np.isfinite(value) & (value > 0)
     return np.where(valid, np.minimum(value, cap), cap)
 
