@@ -563,7 +563,8 @@ class Accountant:
     spent : Eps
         The guarantee of everything charged so far (ε = 0 before the first charge).
     remaining : Eps
-        The budget left (see Notes for its exact meaning).
+        The budget left (see Notes for its exact meaning); what each of k further releases may spend is
+        :meth:`remaining_per_release` (diffprivlib's ``remaining(k)``).
     ledger : tuple of Charge
         Every charge, in order: who, what guarantee, which events.
 
@@ -578,6 +579,17 @@ class Accountant:
     charges are refused. All arithmetic rounds toward the conservative side; the comparison with the budget
     allows a relative 10⁻¹² so that, e.g., ten releases at ε = 0.1 fit a budget of 1.0 although the binary
     value of 0.1 is a little above 1/10.
+
+    **A safe filter.** A well-formed charge either fits or raises ``BudgetExceededError``, whatever its values
+    (any mix of Eps, Del, Gam from 1e-300 to 1e300): every bound is guarded, and a method that fails is skipped,
+    never trusted. A malformed charge (wrong type, NaN, events of another relation, explicit events that do not
+    imply the claimed guarantee) raises ``TypeError``/``ValueError`` before anything is charged. The reports
+    (``spent``, ``remaining``, ``epsilon``, ``summary``, ``repr``, ``ledger``) never raise.
+
+    **Cost.** ``spend`` is amortised O(1) in the length of the ledger: the sums the bounds need are kept as
+    exact running sums (the same bits as ``math.fsum`` over the ledger), the Rényi curves' sum is updated
+    lazily, and a Gaussian ledger is tested with one evaluation of its privacy curve. Only the numerical PLD,
+    run when no closed form fits the budget, costs O(number of distinct events).
 
     **What composes how.** The accountant records *events*, the dominating pair of each release:
     a :class:`~diffpriv_py.Laplace` release is recorded as its Laplace noise, a :class:`~diffpriv_py.Gaussian`
