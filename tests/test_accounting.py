@@ -730,7 +730,7 @@ def test_running_totals_are_bit_identical_to_summing_the_ledger():
 
 @pytest.mark.slow
 def test_the_cost_of_a_charge_does_not_grow_with_the_ledger():
-    """2,000 mixed charges cost about the same CPU time on an empty ledger and after 20,000 (O(1) per charge)."""
+    """2,000 mixed charges cost about the same CPU time on an empty ledger and after 16,000 (O(1) per charge)."""
     acc = Accountant(budget=dp.Del(1e9, 0.5))
     lap = dp.Laplace(target=np.mean, sensitivity=1.0)
     gauss = dp.Gaussian(target=np.mean, sensitivity=1.0)
@@ -747,7 +747,7 @@ def test_the_cost_of_a_charge_does_not_grow_with_the_ledger():
         return time.process_time() - start
 
     first = min(batch(), batch())
-    for _ in range(9):
+    for _ in range(6):
         batch()
     later = min(batch(), batch())
     assert later < 3 * first, (first, later)  # the O(k) re-summation it replaces was > 10x slower at this size
@@ -758,7 +758,8 @@ def test_remaining_per_release_is_what_k_equal_releases_may_spend():
     acc = Accountant(budget=dp.Del(1.0, 1e-6))
     acc.spend(dp.Eps(0.3))
     share = acc.remaining_per_release(5)
-    assert type(share) is dp.Eps and share.epsilon > 0.7 / 5  # tight composition allows more than ε/k
+    assert type(share) is dp.Eps and share.epsilon == pytest.approx(0.7 / 5, rel=1e-9)
+    assert acc.remaining_per_release(100).epsilon > 1.5 / 100  # many releases: KOV lets them share more than ε/k
     trial = Accountant(budget=dp.Del(1.0, 1e-6))
     trial.spend(dp.Eps(0.3))
     for _ in range(5):
@@ -871,7 +872,7 @@ def _charges(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     budget=_guarantees(),
     mode=st.sampled_from(["tight", "basic"]),

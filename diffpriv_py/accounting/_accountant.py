@@ -750,7 +750,8 @@ class Accountant:
             if not lo < mid < hi:
                 break
             lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-        return _params(lo, delta, gamma)
+        # spend() tolerates ε_B·1e-12 over the budget (binary rounding); the advice leaves that tolerance unused.
+        return _params(max(0.0, lo - 2 * b.epsilon * _SLACK / k), delta, gamma)
 
     def epsilon(self, delta: float) -> float:
         """The composed ε of everything charged so far at any ``delta`` (tight, an upper bound)."""
