@@ -889,3 +889,15 @@ def test_any_mix_of_charges_only_ever_raises_budget_exceeded_and_reports_answer(
         except ValueError as exc:  # only the documented refusal of events weaker than their claim
             assert "must imply the claimed guarantee" in str(exc)
     _assert_reports_answer(acc)
+
+
+def test_epsilon_at_another_delta_composes_the_events_in_basic_mode_too():
+    """acc.epsilon(δ) is the tight composition of what was released, whichever composition the budget uses."""
+    lap = dp.Laplace(target=np.mean, sensitivity=1.0)
+    accountants = [Accountant(budget=dp.Del(5.0, 1e-5), composition=mode) for mode in ("basic", "tight")]
+    for acc in accountants:
+        for _ in range(3):
+            lap.release_response(dp.Eps(0.5), np.zeros(4), rng=0, accountant=acc)
+        acc.spend(dp.Del(0.2, 1e-9))
+    basic, tight = (acc.epsilon(1e-6) for acc in accountants)
+    assert basic == tight > 1.5  # three Laplace(0.5) alone need ε ≈ 1.5 at δ = 1e-6; a ledger read as empty gave 0

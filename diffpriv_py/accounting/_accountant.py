@@ -948,7 +948,7 @@ class Accountant:
     def _snapshot(self) -> tuple[_Totals, Any]:
         with self._lock:
             totals = self._totals
-            counts = dict(self._counts) if self._composition == "tight" else {}
+            counts = dict(self._counts)
         return totals, lambda: tuple(attrs.evolve(k, count=c) for k, c in counts.items())
 
     def _epsilon(
