@@ -294,10 +294,11 @@ def _events_imply(events: tuple[Event, ...], claim: Eps) -> bool:
         return True  # no privacy loss at all
     target = claim.epsilon * (1 + _EVENTS_SLACK)
     merged = _merge(events)
-    if all(isinstance(e, ApproxDPEvent) for e in merged):  # their own (ε, δ) claims, composed by basic composition
+    pairs = [e for e in merged if isinstance(e, ApproxDPEvent)]
+    if len(pairs) == len(merged):  # their own (ε, δ) claims, composed by basic composition
         with np.errstate(over="ignore"):
-            eps = _composition._fsum([e.count * e.epsilon for e in merged])
-            delta = _composition._fsum([e.count * e.delta for e in merged])
+            eps = _composition._fsum([e.count * e.epsilon for e in pairs])
+            delta = _composition._fsum([e.count * e.delta for e in pairs])
         if eps <= target and delta <= claim.delta * (1 + _EVENTS_SLACK):
             return True
     comp = Composition(events=tuple(merged))

@@ -171,7 +171,7 @@ def _gdp_epsilon(m: float, d: float) -> float:
         hi *= 2
     else:  # pragma: no cover - δ_μ(ε) → 0 as ε → ∞, so doubling always ends well before the cap
         raise ArithmeticError(f"gdp_epsilon: no ε up to {hi:g} meets δ = {d!r} for μ = {m!r}.")
-    root = brentq(lambda e: _gdp_delta(m, e) - d, 0.0, hi, xtol=1e-13, rtol=1e-13, maxiter=_MAX_STEPS)
+    root: float = brentq(lambda e: _gdp_delta(m, e) - d, 0.0, hi, xtol=1e-13, rtol=1e-13, maxiter=_MAX_STEPS)  # type: ignore[assignment]
     # Step past the root until the curve is provably met at the reported value.
     eps = root
     for _ in range(_MAX_STEPS):
