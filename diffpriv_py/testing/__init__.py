@@ -7,7 +7,7 @@
   bounds the neighbours' change, the noise matches its declared distribution, the sampler sets γ, and the auditor
   does not refute the claim). :func:`parametrize_with_checks` turns the same checks into pytest cases.
 * :func:`audit` gives a statistically valid lower bound on a mechanism's ε and δ; :func:`check_sensitivity` is its
-  sample-free grey-box companion.
+  sample-free grey-box companion; :func:`search_audit` searches adversarial neighbouring pairs for one that refutes.
 * :data:`EXAMPLE_CASES` holds a case for every built-in mechanism; a new built-in adds its case here.
 
 Example
@@ -51,6 +51,7 @@ from ._checks import (
     mechanism_checks,
 )
 from ._examples import EXAMPLE_CASES
+from ._search import PairResult, SearchReport, search_audit
 
 __all__ = [
     "DISTRIBUTIONAL_CHECKS",
@@ -59,6 +60,8 @@ __all__ = [
     "SLOW_CHECKS",
     "AuditReport",
     "MechCase",
+    "PairResult",
+    "SearchReport",
     "audit",
     "check_audit_passes",
     "check_infinite_sensitivity_is_refused",
@@ -77,6 +80,7 @@ __all__ = [
     "check_zero_sensitivity_adds_no_noise",
     "mechanism_checks",
     "parametrize_with_checks",
+    "search_audit",
     "trailing_exponent",
 ]
 
