@@ -179,13 +179,13 @@ def _as_numeric(samples: np.ndarray | list, n: int) -> np.ndarray | None:
 
 
 def trailing_exponent(y: np.ndarray) -> np.ndarray:
-    """The largest j with y a multiple of 2^j, elementwise (+inf for 0): the float structure of each output."""
+    """The largest j with y a multiple of 2^j, elementwise (+inf for 0, NaN for NaN/±inf): the float structure."""
     y = np.asarray(y, dtype=np.float64)
-    mant, exp = np.frexp(y)
+    mant, exp = np.frexp(np.where(np.isfinite(y), y, 0.0))  # NaN/±inf have no float structure
     m = np.abs(np.ldexp(mant, 53)).astype(np.int64)
     low = m & -m
     tz = np.log2(np.where(m == 0, 1, low).astype(np.float64))
-    return np.where(m == 0, np.inf, exp - 53 + tz)
+    return np.where(np.isfinite(y), np.where(m == 0, np.inf, exp - 53 + tz), np.nan)
 
 
 # ---- events -------------------------------------------------------------------------------------------------------

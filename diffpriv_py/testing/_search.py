@@ -148,31 +148,37 @@ def _scalar_values(bounds: tuple[np.ndarray, np.ndarray] | None) -> list[float]:
     return out
 
 
-def _moves(x: float) -> list[tuple[str, float]]:
-    return [
-        ("+1e-9", x + 1e-9),
-        ("-1e-9", x - 1e-9),
-        ("+1 ulp", float(np.nextafter(x, np.inf))),
-        ("-1 ulp", float(np.nextafter(x, -np.inf))),
-        ("negated", -x),
-    ]
+def _moves(x: float, data: np.ndarray, replacements: Any) -> list[tuple[str, float]]:
+    """Tiny moves of a float record (the float structure of a target shows there); negation leaves a given domain."""
+    if data.dtype.kind != "f":
+        return []
+    moves = [("+1e-9", x + 1e-9), ("-1e-9", x - 1e-9)]
+    moves += [("+1 ulp", float(np.nextafter(x, np.inf))), ("-1 ulp", float(np.nextafter(x, -np.inf)))]
+    return moves if replacements is not None else [*moves, ("negated", -x)]
 
 
-def _array_pairs(data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None) -> Iterator[_Pair]:
+def _array_pairs(
+    data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None, replacements: Any = None
+) -> Iterator[_Pair]:
     """Replace-one neighbours of a numeric array: tiny moves of a record first, then bound and extreme values."""
     rows = _records_to_move(data)
-    values = _scalar_values(bounds)
     d = 1 if data.ndim == 1 else data.shape[1]
     for i in rows:
         record = data[i]
         if data.ndim == 1:
-            for name, v in _moves(float(record)):
+            for name, v in _moves(float(record), data, replacements):
                 yield _Pair(f"record {i} ({float(record):.6g}) {name}", data, _replace(data, i, v))
         else:
-            for name, v in _moves(float(record[0])):
+            for name, v in _moves(float(record[0]), data, replacements):
                 row = np.array(record, dtype=np.float64)
                 row[0] = v
                 yield _Pair(f"row {i}, coordinate 0 {name}", data, _replace(data, i, row))
+    if replacements is not None:
+        for i in rows[:2]:
+            for record in replacements:
+                yield _Pair(f"record {i} replaced by {record!r}", data, _replace(data, i, record))
+        return
+    values = _scalar_values(bounds)
     if bounds is not None:
         lo, hi = (np.broadcast_to(b, (d,)) if data.ndim == 2 else float(b[0]) for b in bounds)
         for i in rows[:2]:
@@ -194,7 +200,7 @@ def _array_pairs(data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None)
             yield _Pair(f"record {i} at {v!r} vs {-v!r}", _replace(data, i, v), _replace(data, i, -v))
 
 
-def _supervised_pairs(data: tuple, bounds: Any) -> Iterator[_Pair]:
+def _supervised_pairs(data: tuple, bounds: Any, replacements: Any = None) -> Iterator[_Pair]:
     X, y = data[0], np.asarray(data[1])
     labels = np.unique(y)
     rows = _records_to_move(np.asarray(X, dtype=np.float64))
@@ -203,7 +209,7 @@ def _supervised_pairs(data: tuple, bounds: Any) -> Iterator[_Pair]:
             y2 = y.copy()
             y2[i] = label
             yield _Pair(f"record {i}: label {y[i]!r} flipped to {label!r}", data, (X, y2))
-    for pair in _array_pairs(np.asarray(X), bounds):
+    for pair in _array_pairs(np.asarray(X), bounds, replacements):
         yield _Pair(pair.description, (pair.first, y), (pair.second, y))
         if labels.size > 1 and pair.first is X:
             i = rows[0]
@@ -212,7 +218,7 @@ def _supervised_pairs(data: tuple, bounds: Any) -> Iterator[_Pair]:
             yield _Pair(pair.description + " and its label flipped", data, (pair.second, y2))
 
 
-def _list_pairs(data: list, mechanism: DPMech) -> Iterator[_Pair]:
+def _list_pairs(data: list, mechanism: DPMech, replacements: Any = None) -> Iterator[_Pair]:
     """Swap records of categorical/list data; values absent from the data (e.g. unseen response candidates) first."""
     seen: dict[Any, None] = {}
     for r in data:
@@ -222,6 +228,8 @@ def _list_pairs(data: list, mechanism: DPMech) -> Iterator[_Pair]:
             break
     candidates = [r for r in getattr(mechanism, "response_set", ()) if _hashable(r) and r not in seen]
     candidates += list(seen)
+    if replacements is not None:
+        candidates = list(replacements)
     for i in list(dict.fromkeys([0, len(data) - 1, len(data) // 2])):
         for v in candidates:
             if _hashable(data[i]) and v == data[i]:
@@ -237,14 +245,14 @@ def _hashable(x: Any) -> bool:
     return True
 
 
-def _candidate_pairs(mechanism: DPMech, data: Any) -> Iterator[_Pair]:
+def _candidate_pairs(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:
     bounds = public_bounds(mechanism)
     if isinstance(data, tuple) and len(data) == 2:
-        return _supervised_pairs(data, bounds)
+        return _supervised_pairs(data, bounds, replacements)
     if isinstance(data, list):
-        return _list_pairs(data, mechanism)
+        return _list_pairs(data, mechanism, replacements)
     if isinstance(data, np.ndarray) and data.ndim in (1, 2) and data.dtype.kind in "iubf":
-        return _array_pairs(data, bounds)
+        return _array_pairs(data, bounds, replacements)
     raise TypeError(
         "search_audit needs a 1-D or 2-D numeric numpy array, a list of records or an (X, y) tuple; got "
         f"{type(data).__name__}. Convert the dataset (e.g. DataFrame.to_numpy()) or audit a fixed pair with audit()."
@@ -321,6 +329,7 @@ def search_audit(
     max_pairs: int = 400,
     explore_pairs: int = 8,
     confirm_pairs: int = 2,
+    replacements: Any = None,
 ) -> SearchReport:
     """Search replace-one neighbouring pairs for one on which the mechanism's privacy claim fails.
 
@@ -343,6 +352,9 @@ def search_audit(
         Most candidate pairs screened.
     explore_pairs, confirm_pairs : int, default 8 and 2
         Pairs audited laxly to rank them, and pairs then audited at α / ``confirm_pairs``.
+    replacements : sequence, optional
+        Replacement records to try instead of the built-in adversarial values (scalars for 1-D data, rows for 2-D,
+        items for lists), e.g. the data domain of a target that assumes one. Records are still moved by 1e-9/ulp.
 
     Returns
     -------
@@ -392,13 +404,15 @@ def search_audit(
             raise ValueError(f"{name} must be a positive integer; got {value!r}.")
     params = mechanism.check_privacy_params(privacy_params)
     seed = secrets.randbits(63) if rng is None else int(rng)
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
+    # Independent streams per stage, so the confirm samples never influenced which pairs were chosen.
+    screen_seq, explore_seq, confirm_seq = np.random.SeedSequence(seed).spawn(3)
+    screen_rng = np.random.default_rng(screen_seq)
     started = time.perf_counter()
 
-    datasets = [data(streams[0]), data(streams[0])] if callable(data) else [data]
+    datasets = [data(screen_rng), data(screen_rng)] if callable(data) else [data]
     for dataset in datasets:
         n_records(dataset)  # a clear error for unsupported types
-    generators = [_candidate_pairs(mechanism, d) for d in datasets]
+    generators = [_candidate_pairs(mechanism, d, replacements) for d in datasets]
 
     # Stage 1: screen, alternating between datasets, within max_pairs and the screening share of the budget.
     screened: list[tuple[float, int, _Pair, PairResult]] = []
@@ -409,47 +423,44 @@ def search_audit(
             if pair is None:
                 active.remove(gen)
                 continue
-            priority, change, finding = _screen(mechanism, pair, params, streams[1])
+            priority, change, finding = _screen(mechanism, pair, params, screen_rng)
             screened.append((priority, len(screened), pair, PairResult(pair.description, change, finding)))
     screened.sort(key=lambda t: (-t[0], t[1]))
 
-    # Stage 2: explore the most promising pairs with lax audits (their results only rank the pairs).
-    per_release = _seconds_per_release(mechanism, datasets[0], params, streams[2])
+    # Stage 2: explore the most promising pairs with lax audits (their results only rank the pairs), within the
+    # explore share of the budget (at least two pairs).
+    per_release = _seconds_per_release(mechanism, datasets[0], params, screen_rng)
     cap = _MAX_VECTORISED_N if _is_vectorised(mechanism) else _MAX_RELEASE_N
     explore = screened[:explore_pairs]
     n_explore = _sample_size(_EXPLORE_SHARE * time_budget, per_release, len(explore), cap // 4)
-    explore_seeds = np.random.SeedSequence(seed).spawn(len(explore) + confirm_pairs + 1)
-    ranked = []
-    for k, (_, order, pair, result) in enumerate(explore):
+    explore_seeds = [int(s.generate_state(1)[0]) for s in explore_seq.spawn(len(explore))]
+    ranked, drawn, explore_started = [], 0, time.perf_counter()
+    for k, (priority, order, pair, result) in enumerate(explore):
+        if k >= 2 and time.perf_counter() - started > (_SCREEN_SHARE + _EXPLORE_SHARE) * time_budget:
+            break
         try:
             report = audit(
-                mechanism,
-                pair.first,
-                pair.second,
-                params,
-                alpha=_EXPLORE_ALPHA,
-                n=n_explore,
-                rng=int(explore_seeds[k].generate_state(1)[0]),
+                mechanism, pair.first, pair.second, params, alpha=_EXPLORE_ALPHA, n=n_explore, rng=explore_seeds[k]
             )
         except Exception:  # a pair the mechanism cannot release on is reported by the screen
             continue
-        result = attrs.evolve(result, explore=report)
-        explore[k] = (explore[k][0], order, pair, result)
+        drawn += 2 * n_explore
+        explore[k] = (priority, order, pair, attrs.evolve(result, explore=report))
         ranked.append(((not report.passed, report.epsilon_lower_bound), k))
+    if drawn:  # the measured cost of an audited sample, events included
+        per_release = max(per_release, (time.perf_counter() - explore_started) / drawn)
 
-    # Stage 3: confirm the best explored pairs with fresh samples, α divided among them.
+    # Stage 3: confirm the best explored pairs with fresh samples, α divided among them (Bonferroni).
     ranked.sort(key=lambda t: t[0], reverse=True)
     chosen = [k for _, k in ranked[:confirm_pairs]]
-    remaining = max(
-        time_budget - (time.perf_counter() - started), 0.5 * time_budget * (1 - _SCREEN_SHARE - _EXPLORE_SHARE)
-    )
+    remaining = time_budget - (time.perf_counter() - started)
     n_confirm = _sample_size(remaining, per_release, len(chosen), cap)
     level = alpha / max(1, len(chosen))
+    confirm_seeds = [int(s.generate_state(1)[0]) for s in confirm_seq.spawn(max(1, len(chosen)))]
     for j, k in enumerate(chosen):
-        _, order, pair, result = explore[k]
-        seed_j = int(explore_seeds[len(explore) + j].generate_state(1)[0])
-        report = audit(mechanism, pair.first, pair.second, params, alpha=level, n=n_confirm, rng=seed_j)
-        explore[k] = (explore[k][0], order, pair, attrs.evolve(result, confirm=report))
+        priority, order, pair, result = explore[k]
+        report = audit(mechanism, pair.first, pair.second, params, alpha=level, n=n_confirm, rng=confirm_seeds[j])
+        explore[k] = (priority, order, pair, attrs.evolve(result, confirm=report))
 
     results = [t[3] for t in explore] + [t[3] for t in screened[explore_pairs:]]
     confirmed = [r for r in results if r.confirm is not None]
