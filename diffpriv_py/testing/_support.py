@@ -80,6 +80,7 @@ def interpolation_lattice_level(y: np.ndarray, points: np.ndarray) -> np.ndarray
         for dk in (-2.0, -1.0, 0.0, 1.0, 2.0):
             u = (k + dk) * _U_STEP
             hit |= (u >= 0) & (u < 1) & (a + u * width == y)
-        level = np.log2(width * _U_STEP / np.spacing(np.abs(y)))
+        # The lattice shows only where its step is coarser than the floats of both y and the offset t = y − a.
+        level = np.log2(width * _U_STEP / np.maximum(np.spacing(np.abs(y)), np.spacing(np.abs(y - a))))
     level = np.floor(np.clip(np.nan_to_num(level, nan=0.0, posinf=60.0, neginf=0.0), 0.0, 60.0))
     return np.where(inside & hit, level, out)
