@@ -12,7 +12,7 @@ import pytest
 
 import diffpriv_py as dp
 from diffpriv_py.mechanisms.base import DPMech
-from diffpriv_py.testing import SearchReport, search_audit
+from diffpriv_py.testing import MechCase, SearchReport, check_search_audit_passes, mechanism_checks, search_audit
 from diffpriv_py.testing._support import interpolation_lattice_level, public_bounds
 
 EPS = dp.Eps(1.0)
@@ -127,6 +127,7 @@ def _assert_refuted(report: SearchReport) -> None:
 # ---- the four broken mechanisms are refuted at the defaults ----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_search_refutes_interpolating_quantile_on_normal_data():
     """The old float quantile (a + U·(b − a) between data points) is refuted on N(0, 1) data, n = 101, ε = 1."""
     x = np.random.default_rng(0).normal(size=101)
@@ -135,12 +136,14 @@ def test_search_refutes_interpolating_quantile_on_normal_data():
     assert "lattice" in report.worst.confirm.event
 
 
+@pytest.mark.slow
 def test_search_refutes_interpolating_quantile_on_data_straddling_zero():
     """The same quantile is refuted on uniform data straddling 0 (bounds ±1)."""
     x = np.random.default_rng(2).uniform(-1.0, 1.0, 101)
     _assert_refuted(search_audit(InterpolatingQuantile(lower=-1.0, upper=1.0), x, EPS, rng=3))
 
 
+@pytest.mark.slow
 def test_search_refutes_float_sum_mean_with_offset_bounds():
     """A clipped float mean on bounds (2⁴³, 2⁴³ + 1) whose rounding moves it by 4× the sensitivity is refuted."""
     lo, n = 2.0**43, 2048
@@ -150,6 +153,7 @@ def test_search_refutes_float_sum_mean_with_offset_bounds():
     assert any("declared sensitivity" in f for f in report.findings)
 
 
+@pytest.mark.slow
 def test_search_refutes_clip_bypassed_by_overflow():
     """A clip factor applied after squaring lets 1e200 through as NaN on one side only: refuted."""
     X = np.random.default_rng(0).normal(size=(50, 2)) / 3
@@ -169,13 +173,15 @@ def test_search_refutes_linear_selection():
 # ---- the corrected versions pass -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["exponential", "permute_and_flip"])
 def test_search_passes_the_exponential_mechanism_that_linear_selection_should_be(method):
     """Selection ∝ exp(ε·score/(2Δ)) on the same data is not refuted (the refutation above is the bug's)."""
     mech = dp.Exponential(target=_letter_scores, response_set=list("abcdefghij"), sensitivity=1, method=method)
-    assert search_audit(mech, LETTERS, EPS, rng=1, time_budget=5).passed
+    assert search_audit(mech, LETTERS, EPS, rng=1, time_budget=3).passed
 
 
+@pytest.mark.slow
 def test_search_passes_the_clip_applied_before_squaring():
     """Clipping each record before squaring, with the library's checked Laplace, is not refuted on the same data."""
 
@@ -186,44 +192,48 @@ def test_search_passes_the_clip_applied_before_squaring():
         return (Z * Z).sum(axis=0)
 
     X = np.random.default_rng(0).normal(size=(50, 2)) / 3
-    report = search_audit(dp.Laplace(target=second_moment, sensitivity=1.0), X, EPS, rng=1, time_budget=5)
+    report = search_audit(dp.Laplace(target=second_moment, sensitivity=1.0), X, EPS, rng=1, time_budget=3)
     assert report.passed, str(report)
 
 
+@pytest.mark.slow
 def test_search_passes_an_exact_mean_with_offset_bounds_at_small_n():
     """The offset-bounds mean is not refuted where its float rounding stays below the sensitivity (n = 100)."""
     lo, n = 2.0**43, 100
     mech = dp.Laplace(target=FloatSumMean(lo, lo + 1.0), sensitivity=1.2 / n)  # measured rounding allowance
-    report = search_audit(mech, lo + np.random.default_rng(0).random(n), EPS, rng=1, time_budget=5)
+    report = search_audit(mech, lo + np.random.default_rng(0).random(n), EPS, rng=1, time_budget=3)
     assert report.passed, str(report)
 
 
 # ---- the report ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_search_is_reproducible_with_a_seed():
     """Two searches with the same seed try the same pairs and confirm the same events and counts."""
     mech = LinearExponential(target=_letter_scores, response_set=list("abcdefghij"), sensitivity=1)
-    a, b = (search_audit(mech, LETTERS, EPS, rng=5, time_budget=5) for _ in range(2))
+    a, b = (search_audit(mech, LETTERS, EPS, rng=5, time_budget=3) for _ in range(2))
     assert [p.description for p in a.pairs] == [p.description for p in b.pairs]
     assert (a.worst.confirm.event, a.worst.confirm.counts) == (b.worst.confirm.event, b.worst.confirm.counts)
     assert a.seed == b.seed == 5
 
 
+@pytest.mark.slow
 def test_search_divides_alpha_among_the_confirmed_pairs():
     """Each confirm audit runs at α / (pairs confirmed), so the overall false-alarm probability is at most α."""
     mech = dp.Laplace(target=lambda X: float(np.clip(X, 0, 1).mean()), sensitivity=1 / 40)
-    report = search_audit(mech, np.linspace(0, 1, 40), EPS, rng=2, alpha=1e-4, confirm_pairs=3, time_budget=5)
+    report = search_audit(mech, np.linspace(0, 1, 40), EPS, rng=2, alpha=1e-4, confirm_pairs=3, time_budget=3)
     assert report.passed
     assert len(report.confirmed) == 3
     assert all(p.confirm.alpha == pytest.approx(1e-4 / 3) for p in report.confirmed)
     assert "3 confirmed" in str(report)
 
 
+@pytest.mark.slow
 def test_search_accepts_a_dataset_generator():
     """``data`` may be ``callable(rng) -> dataset``; both drawn datasets are searched."""
     mech = LinearExponential(target=_letter_scores, response_set=list("abcdefghij"), sensitivity=1)
-    report = search_audit(mech, lambda rng: list(rng.choice(list("abcd"), 15)), EPS, rng=1, time_budget=5)
+    report = search_audit(mech, lambda rng: list(rng.choice(list("abcd"), 15)), EPS, rng=1, time_budget=3)
     assert not report.passed
 
 
@@ -277,3 +287,28 @@ def test_public_bounds_are_read_from_the_mechanism_or_its_target():
     lo, hi = public_bounds(dp.estimators.PCA(1, data_norm=2.0))
     assert (lo[0], hi[0]) == (-2.0, 2.0)
     assert public_bounds(dp.Laplace(target=np.mean, sensitivity=1.0)) is None
+
+
+# ---- the conformance kit ---------------------------------------------------------------------------------------
+
+
+def _letters_case(mechanism, *, search):
+    return MechCase(
+        mechanism=mechanism, privacy_params=EPS, dataset=LETTERS, neighbour=["b", *LETTERS[1:]], search=search
+    )
+
+
+def test_search_check_is_opt_in():
+    """``check_search_audit_passes`` runs only for cases with ``search=True`` (it costs a few seconds each)."""
+    mech = dp.Exponential(target=_letter_scores, response_set=list("abcdefghij"), sensitivity=1)
+    names = [c.__name__ for c in mechanism_checks(_letters_case(mech, search=False))]
+    assert "check_search_audit_passes" not in names
+    names = [c.__name__ for c in mechanism_checks(_letters_case(mech, search=True))]
+    assert "check_search_audit_passes" in names
+
+
+def test_search_check_catches_linear_selection_with_the_cases_own_records():
+    """The kit's search check, restricted to the case's own records, refutes R-style linear selection."""
+    mech = LinearExponential(target=_letter_scores, response_set=list("abcdefghij"), sensitivity=1)
+    with pytest.raises(AssertionError, match="refuted"):
+        check_search_audit_passes(_letters_case(mech, search=True))
