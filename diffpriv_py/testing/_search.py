@@ -463,13 +463,13 @@ def search_audit(
         explore[k] = (priority, order, pair, attrs.evolve(result, confirm=report))
 
     results = [t[3] for t in explore] + [t[3] for t in screened[explore_pairs:]]
-    confirmed = [r for r in results if r.confirm is not None]
-    worst = max(confirmed, key=lambda r: (not r.confirm.passed, r.confirm.epsilon_lower_bound), default=None)
+    confirmed = [(r, r.confirm) for r in results if r.confirm is not None]
+    worst = max(confirmed, key=lambda rc: (not rc[1].passed, rc[1].epsilon_lower_bound), default=None)
     return SearchReport(
-        passed=all(r.confirm.passed for r in confirmed),
-        worst=worst,
+        passed=all(c.passed for _, c in confirmed),
+        worst=None if worst is None else worst[0],
         pairs=tuple(results),
-        epsilon_lower_bound=0.0 if worst is None else worst.confirm.epsilon_lower_bound,
+        epsilon_lower_bound=0.0 if worst is None else worst[1].epsilon_lower_bound,
         seed=seed,
         alpha=float(alpha),
         elapsed=time.perf_counter() - started,
