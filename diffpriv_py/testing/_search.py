@@ -123,6 +123,7 @@ class _Pair:
     description: str
     first: Any
     second: Any
+    record: int = -1  # the one record in which the two datasets differ
 
 
 def _replace(data: np.ndarray, i: int, value: Any) -> np.ndarray:
@@ -149,6 +150,13 @@ def _scalar_values(bounds: tuple[np.ndarray, np.ndarray] | None) -> list[float]:
     return out
 
 
+def _bound_record(bound: np.ndarray, data: np.ndarray, d: int) -> Any:
+    """A record at the bound: one value per column for 2-D data (a scalar bound is repeated), a scalar for 1-D."""
+    if data.ndim == 1 or bound.size not in (1, d):
+        return float(bound[0]) if data.ndim == 1 else float(np.mean(bound))
+    return np.broadcast_to(bound, (d,))
+
+
 def _moves(x: float, data: np.ndarray, replacements: Any) -> list[tuple[str, float]]:
     """Tiny moves of a float record (the float structure of a target shows there); negation leaves a given domain."""
     if data.dtype.kind != "f":
@@ -168,42 +176,41 @@ def _array_pairs(
         record = data[i]
         if data.ndim == 1:
             for name, v in _moves(float(record), data, replacements):
-                yield _Pair(f"record {i} ({float(record):.6g}) {name}", data, _replace(data, i, v))
+                yield _Pair(f"record {i} ({float(record):.6g}) {name}", data, _replace(data, i, v), i)
         else:
             for name, v in _moves(float(record[0]), data, replacements):
                 row = np.array(record, dtype=np.float64)
                 row[0] = v
-                yield _Pair(f"row {i}, coordinate 0 {name}", data, _replace(data, i, row))
+                yield _Pair(f"row {i}, coordinate 0 {name}", data, _replace(data, i, row), i)
     if replacements is not None:
         for i in rows[:2]:
             for record in replacements:
-                yield _Pair(f"record {i} replaced by {record!r}", data, _replace(data, i, record))
+                yield _Pair(f"record {i} replaced by {record!r}", data, _replace(data, i, record), i)
         return
     values = _scalar_values(bounds)
     if bounds is not None:
-        lo, hi = (np.broadcast_to(b, (d,)) if data.ndim == 2 else float(b[0]) for b in bounds)
+        lo, hi = (_bound_record(b, data, d) for b in bounds)
         for i in rows[:2]:
-            yield _Pair(f"record {i} at the lower vs upper bound", _replace(data, i, lo), _replace(data, i, hi))
+            yield _Pair(f"record {i} at the lower vs upper bound", _replace(data, i, lo), _replace(data, i, hi), i)
         if data.ndim == 2 and d > 1:
             corner = np.where(np.arange(d) % 2 == 0, lo, hi)
-            yield _Pair(f"row {rows[0]} at a corner of the bounds", data, _replace(data, rows[0], corner))
+            yield _Pair(f"row {rows[0]} at a corner of the bounds", data, _replace(data, rows[0], corner), rows[0])
     for i in rows[:2]:
-        yield _Pair(f"record {i} at +0.0 vs -0.0", _replace(data, i, 0.0), _replace(data, i, -0.0))
+        yield _Pair(f"record {i} at +0.0 vs -0.0", _replace(data, i, 0.0), _replace(data, i, -0.0), i)
         for v in values:
-            yield _Pair(
-                f"record {i} replaced by {v!r}" + (" (every coordinate)" if d > 1 else ""), data, _replace(data, i, v)
-            )
+            every = " (every coordinate)" if d > 1 else ""
+            yield _Pair(f"record {i} replaced by {v!r}{every}", data, _replace(data, i, v), i)
             if d > 1:
                 row = np.array(data[i], dtype=np.float64)
                 row[0] = v
-                yield _Pair(f"row {i}, coordinate 0 replaced by {v!r}", data, _replace(data, i, row))
+                yield _Pair(f"row {i}, coordinate 0 replaced by {v!r}", data, _replace(data, i, row), i)
         for v in _HUGE[:3]:
-            yield _Pair(f"record {i} at {v!r} vs {-v!r}", _replace(data, i, v), _replace(data, i, -v))
+            yield _Pair(f"record {i} at {v!r} vs {-v!r}", _replace(data, i, v), _replace(data, i, -v), i)
     if bounds is not None:
         # A float sum's rounding depends on where the record sits in the summation order: try records all along it.
         for i in np.unique(np.linspace(0, data.shape[0] - 1, _SPREAD).astype(int)):
             if int(i) not in rows[:2]:
-                yield _Pair(f"record {i} at the lower vs upper bound", _replace(data, i, lo), _replace(data, i, hi))
+                yield _Pair(f"record {i} at the lower vs upper bound", _replace(data, i, lo), _replace(data, i, hi), i)
 
 
 def _supervised_pairs(data: tuple, bounds: Any, replacements: Any = None) -> Iterator[_Pair]:
@@ -214,14 +221,14 @@ def _supervised_pairs(data: tuple, bounds: Any, replacements: Any = None) -> Ite
         for label in labels[labels != y[i]][:3]:
             y2 = y.copy()
             y2[i] = label
-            yield _Pair(f"record {i}: label {y[i]!r} flipped to {label!r}", data, (X, y2))
+            yield _Pair(f"record {i}: label {y[i]!r} flipped to {label!r}", data, (X, y2), i)
     for pair in _array_pairs(np.asarray(X), bounds, replacements):
-        yield _Pair(pair.description, (pair.first, y), (pair.second, y))
-        if labels.size > 1 and pair.first is X:
-            i = rows[0]
+        yield _Pair(pair.description, (pair.first, y), (pair.second, y), pair.record)
+        if labels.size > 1 and pair.record >= 0:
+            # The same record's label flips too: the two datasets still differ in that one record only.
             y2 = y.copy()
-            y2[i] = labels[labels != y[i]][0]
-            yield _Pair(pair.description + " and its label flipped", data, (pair.second, y2))
+            y2[pair.record] = labels[labels != y[pair.record]][0]
+            yield _Pair(pair.description + " and its label flipped", (pair.first, y), (pair.second, y2), pair.record)
 
 
 def _list_pairs(data: list, mechanism: DPMech, replacements: Any = None) -> Iterator[_Pair]:
@@ -240,7 +247,7 @@ def _list_pairs(data: list, mechanism: DPMech, replacements: Any = None) -> Iter
         for v in candidates:
             if _hashable(data[i]) and v == data[i]:
                 continue
-            yield _Pair(f"record {i} ({data[i]!r}) replaced by {v!r}", data, [*data[:i], v, *data[i + 1 :]])
+            yield _Pair(f"record {i} ({data[i]!r}) replaced by {v!r}", data, [*data[:i], v, *data[i + 1 :]], i)
 
 
 def _hashable(x: Any) -> bool:
@@ -251,7 +258,7 @@ def _hashable(x: Any) -> bool:
     return True
 
 
-def _candidate_pairs(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:
+def _pairs_of(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:
     bounds = public_bounds(mechanism)
     if isinstance(data, tuple) and len(data) == 2:
         return _supervised_pairs(data, bounds, replacements)
@@ -263,6 +270,21 @@ def _candidate_pairs(mechanism: DPMech, data: Any, replacements: Any = None) -> 
         "search_audit needs a 1-D or 2-D numeric numpy array, a list of records or an (X, y) tuple; got "
         f"{type(data).__name__}. Convert the dataset (e.g. DataFrame.to_numpy()) or audit a fixed pair with audit()."
     )
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """Bit-for-bit equality of two datasets (so +0.0 and −0.0 differ)."""
+    if isinstance(a, tuple):
+        return all(_identical(u, v) for u, v in zip(a, b, strict=True))
+    if isinstance(a, np.ndarray):
+        u, v = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        return u.shape == v.shape and u.tobytes() == v.tobytes()
+    return a == b
+
+
+def _candidate_pairs(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:
+    """The neighbouring pairs to screen, most telling first; a replacement equal to the record is skipped."""
+    return (p for p in _pairs_of(mechanism, data, replacements) if not _identical(p.first, p.second))
 
 
 # ---- the grey-box screen ---------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 import diffpriv_py as dp
 from diffpriv_py.mechanisms.base import DPMech
 from diffpriv_py.testing import MechCase, SearchReport, check_search_audit_passes, mechanism_checks, search_audit
+from diffpriv_py.testing._search import _candidate_pairs
 from diffpriv_py.testing._support import interpolation_lattice_level, public_bounds
 
 EPS = dp.Eps(1.0)
@@ -312,3 +313,32 @@ def test_search_check_catches_linear_selection_with_the_cases_own_records():
     mech = LinearExponential(target=_letter_scores, response_set=list("abcdefghij"), sensitivity=1)
     with pytest.raises(AssertionError, match="refuted"):
         check_search_audit_passes(_letters_case(mech, search=True))
+
+
+def _differing_records(a, b):
+    if isinstance(a, tuple):
+        rows = [_differing_records(pa, pb) for pa, pb in zip(a, b, strict=True)]
+        return sorted(set().union(*rows))
+    if isinstance(a, list):
+        return [i for i, (u, v) in enumerate(zip(a, b, strict=True)) if u != v]
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    same = (a == b) & (np.signbit(a) == np.signbit(b)) | (np.isnan(a) & np.isnan(b))
+    return list(np.flatnonzero(~same.reshape(a.shape[0], -1).all(axis=1)))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [np.linspace(-1, 1, 30), np.linspace(0, 1, 60).reshape(30, 2), (np.ones((30, 2)), np.arange(30) % 3), LETTERS],
+    ids=["1-D", "2-D", "(X, y)", "list"],
+)
+def test_every_candidate_pair_differs_in_exactly_one_record(data):
+    """Every pair the search builds is a pair of replace-one neighbours (same size, one record differs)."""
+    mech = (
+        dp.estimators.KMeans(2, bounds=(-1, 1))
+        if not isinstance(data, list)
+        else dp.Exponential(target=_letter_scores, response_set=list("abcdefghij"), sensitivity=1)
+    )
+    pairs = list(_candidate_pairs(mech, data))
+    assert len(pairs) > 20
+    for pair in pairs:
+        assert _differing_records(pair.first, pair.second) == [pair.record], pair.description
