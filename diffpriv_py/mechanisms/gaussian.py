@@ -58,6 +58,13 @@ def _classic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
 
 
+@functools.lru_cache(maxsize=1024)
+def _grid_calibration(calibration: str, sensitivity: float, epsilon: float, delta: float, dims: int):
+    # The grid and σ depend only on public numbers; caching them keeps a scalar release within microseconds.
+    sigma_for = _classic_sigma if calibration == "classic" else analytic_gaussian_sigma
+    return _noise.gaussian_grid_calibration(sigma_for, sensitivity, epsilon, delta, dims)
+
+
 @attrs.frozen(kw_only=True)
 class Gaussian(NumericMech):
     """Release a numeric target with additive Gaussian noise (R: ``DPMechGaussian``).
@@ -146,10 +153,12 @@ class Gaussian(NumericMech):
             return np.array(values, dtype=np.float64)
         if self.noise == "float":
             return values + self._noise(values.shape, privacy_params, rng)
-        dims = max(1, int(np.prod(values.shape[1:], dtype=np.int64)))
-        r, sigma = _noise.gaussian_grid_calibration(
-            self._sigma_for, self.sensitivity, privacy_params.epsilon, privacy_params.delta, dims
-        )
+        dims = max(1, math.prod(values.shape[1:]))
+        args = (self.sensitivity, privacy_params.epsilon, privacy_params.delta, dims)
+        if type(self)._sigma_for is Gaussian._sigma_for:
+            r, sigma = _grid_calibration(self.calibration, *args)
+        else:  # a subclass with its own calibration
+            r, sigma = _noise.gaussian_grid_calibration(self._sigma_for, *args)
         sample = _noise.exact_grid_gaussian if self.noise == "exact" else _noise.grid_gaussian
         return sample(np.asarray(values, dtype=np.float64), r, sigma, rng)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import attrs
@@ -77,7 +78,7 @@ class Laplace(NumericMech):
             return np.array(values, dtype=np.float64)
         if self.noise == "float":
             return values + self._noise(values.shape, privacy_params, rng)
-        dims = max(1, int(np.prod(values.shape[1:], dtype=np.int64)))
+        dims = max(1, math.prod(values.shape[1:]))
         sample = _noise.exact_grid_laplace if self.noise == "exact" else _noise.grid_laplace
         return sample(np.asarray(values, dtype=np.float64), self.sensitivity, privacy_params.epsilon, dims, rng)
 
