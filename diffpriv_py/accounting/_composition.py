@@ -10,7 +10,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .._validation import check_in_range
 from ._events import gaussian_curve
@@ -115,6 +114,8 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     hi = max(1.0, m * m / 2 + 10 * m)
     while gdp_delta(m, hi) > d:
         hi *= 2
+    from scipy.optimize import brentq  # lazy: scipy.optimize costs ~0.4 s at import
+
     root = brentq(lambda e: gdp_delta(m, e) - d, 0.0, hi, xtol=1e-13, rtol=1e-13)
     # Step past the root until the curve is provably met at the reported value.
     eps = root

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 import numpy as np
-from scipy import stats
-from scipy.special import log_ndtr
 
 from .. import _noise
 from ..privacy import Del, Eps
 from .base import NumericMech
+
+if TYPE_CHECKING:
+    from scipy import stats
 
 __all__ = ["Gaussian", "analytic_gaussian_sigma", "gaussian_delta"]
 
@@ -23,6 +24,8 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
 
     δ(ε) = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ), evaluated in log space so large ε does not overflow.
     """
+    from scipy.special import log_ndtr  # lazy: scipy.special costs ~0.25 s at import
+
     mu = sensitivity / sigma
     log_a = float(log_ndtr(mu / 2 - epsilon / mu))
     log_b = float(log_ndtr(-mu / 2 - epsilon / mu)) + epsilon
@@ -143,6 +146,8 @@ class Gaussian(NumericMech):
         return self._sigma_for(privacy_params.epsilon, privacy_params.delta, self.sensitivity)
 
     def noise_distribution(self, privacy_params: Eps) -> stats.rv_continuous:
+        from scipy import stats  # lazy: scipy.stats costs ~0.5 s at import, and releases never need it
+
         return stats.norm(scale=self.noise_scale(privacy_params))
 
     def _noise(self, shape: tuple[int, ...], privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:

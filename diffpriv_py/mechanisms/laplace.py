@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 import numpy as np
-from scipy import stats
 
 from .. import _noise
 from ..privacy import Eps
 from .base import NumericMech
+
+if TYPE_CHECKING:
+    from scipy import stats
 
 __all__ = ["Laplace"]
 
@@ -68,6 +70,8 @@ class Laplace(NumericMech):
         return self.sensitivity / privacy_params.epsilon
 
     def noise_distribution(self, privacy_params: Eps) -> stats.rv_continuous:
+        from scipy import stats  # lazy: scipy.stats costs ~0.5 s at import, and releases never need it
+
         return stats.laplace(scale=self.noise_scale(privacy_params))
 
     def _noise(self, shape: tuple[int, ...], privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
