@@ -538,7 +538,7 @@ def grid_laplace(
     if values.size == 1:
         k, beta = _block(lam)
         if 0 < k <= 52:
-            return np.full(values.shape, _one_signed_geometric(lam, k, beta, rng, r, float(values.flat[0])))
+            return np.array(_one_signed_geometric(lam, k, beta, rng, r, float(values.flat[0]))).reshape(values.shape)
     return _signed_geometric(values.size, lam, rng, unit=r, offset=values.ravel()).reshape(values.shape)
 
 
@@ -576,7 +576,9 @@ def grid_gaussian(values: np.ndarray, r: float, sigma: float, rng: np.random.Gen
     sigma_grid = sigma / r
     if sigma_grid >= 2.0**20:
         if values.size == 1:
-            return np.full(values.shape, _one_discrete_gaussian_block(sigma_grid, rng, r, float(values.flat[0])))
+            return np.array(_one_discrete_gaussian_block(sigma_grid, rng, r, float(values.flat[0]))).reshape(
+                values.shape
+            )
         flat = values.ravel()
         return _discrete_gaussian_blocks(flat.size, sigma_grid, rng, unit=r, offset=flat).reshape(values.shape)
     noise = _discrete_gaussian_float(values.shape, sigma_grid, rng)
