@@ -108,3 +108,30 @@ def test_scalar_and_vectorised_paths_round_the_value_alike():
         both = np.concatenate([one, many])
         assert np.all(both / r == np.round(both / r))
         assert abs(one[0] - x) < 100 and np.all(np.abs(many - x) < 100)
+
+
+@pytest.mark.parametrize("rho", [16.01, 18.65, 25.0, 32.0])
+def test_gaussian_alias_table_gives_every_block_its_weight_to_a_relative_two_to_the_minus_42(rho):
+    """Slot bits and integer keep-thresholds reproduce P(G = g) ∝ exp(−g²/(2ρ²)) within the documented 2⁻⁴² bound."""
+    from fractions import Fraction
+
+    thresholds, alias, k, bits = _noise._gaussian_block_tables(rho)
+    n_slots = 1 << bits
+    assert thresholds.size == alias.size == n_slots >= k + 1
+    implied = [Fraction(0)] * n_slots
+    for s, (t, a) in enumerate(zip(thresholds.tolist(), alias.tolist(), strict=True)):
+        keep = Fraction(t, 2**53)
+        implied[s] += keep / n_slots
+        implied[a] += (1 - keep) / n_slots
+    weights = [math.exp(-(g * g) / (2 * rho * rho)) for g in range(math.ceil(40 * rho) + 1)]
+    ideal = [Fraction(w) for w in weights[:k]] + [Fraction(math.fsum(weights[k:]))]
+    total = sum(ideal)
+    for g in range(k + 1):
+        assert abs(implied[g] / (ideal[g] / total) - 1) <= Fraction(1, 2**42)
+    assert all(p == 0 for p in implied[k + 1 :])
+
+
+def test_block_sampler_refuses_a_sigma_whose_offsets_would_not_fit_a_double():
+    """σ ≥ 2⁵⁷ would need within-block offsets beyond 2⁵² (not exact in float64): refused, not silently rounded."""
+    with pytest.raises(ValueError, match="sigma"):
+        _noise._discrete_gaussian_blocks(3, 2.0**58, np.random.default_rng(0))
