@@ -364,7 +364,7 @@ def _gaussian_blocks(n: int, rho: float, rng: np.random.Generator) -> np.ndarray
     slot = (words & np.uint64((1 << bits) - 1)).view(np.int64)
     words >>= _LOW_53
     keep = words < thresholds.take(slot)
-    g = np.where(keep, slot, alias.take(slot)).astype(np.float64)
+    g = np.where(keep, slot, alias.astype(np.float64).take(slot))  # float64 result: slot is promoted
     tail = np.flatnonzero(g == k)
     if tail.size:
         g[tail] = _gaussian_tail(tail.size, rho, k, rng)
@@ -415,12 +415,15 @@ def _discrete_gaussian_blocks(
             x *= scale
             np.exp(x, out=x)
             g += j
-            accepted = np.flatnonzero((np.abs(w) < x) & ~((g == 0) & (w < 0)))[:need]
-            magnitude = g.take(accepted)
+            accepted = np.flatnonzero(np.abs(w) < x)[:need]
+            np.copysign(g, w, out=g)
+            draws = g.take(accepted)
+            if not draws.all():  # reject (negative, 0), rare: 0 must not be counted twice
+                draws = draws[(draws != 0) | ~np.signbit(draws)]
             if unit != 1.0:
-                magnitude *= unit
-            np.copysign(magnitude, w.take(accepted), out=out[filled : filled + accepted.size])
-            filled += accepted.size
+                draws *= unit
+            out[filled : filled + draws.size] = draws
+            filled += draws.size
         if offset is not None:
             out[start:stop] += _round_to_grid(offset[start:stop], unit)
     return out
