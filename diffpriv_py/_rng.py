@@ -105,7 +105,7 @@ class _SeededState(np.random.bit_generator.ISpawnableSeedSequence):
     def entropy(self) -> int:
         return self._seed
 
-    def spawn(self, n_children: int) -> list[np.random.SeedSequence]:
+    def spawn(self, n_children: int) -> list[np.random.SeedSequence]:  # type: ignore[override]
         return self.sequence.spawn(n_children)
 
 
@@ -117,7 +117,7 @@ def _pcg64_state(seed: int) -> np.ndarray:
 
 
 def _seeded_generator(seed: int) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(_SeededState(seed)))
+    return np.random.Generator(np.random.PCG64(_SeededState(seed)))  # type: ignore[arg-type]
 
 
 def as_generator(rng: RNGLike) -> np.random.Generator:
