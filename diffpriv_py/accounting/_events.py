@@ -12,9 +12,15 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
-from scipy.special import log_ndtr
 
 from .._validation import check_in_range, check_int
+
+
+def log_ndtr(x):
+    from scipy.special import log_ndtr  # lazy: scipy.special costs ~0.25 s at import
+
+    return log_ndtr(x)
+
 
 __all__ = [
     "ApproxDPEvent",
