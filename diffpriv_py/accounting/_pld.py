@@ -179,8 +179,6 @@ class _Direction:
         from scipy.signal import lfilter  # lazily: scipy.signal is heavy and most imports never compose a PLD
 
         decay = math.exp(-h)
-        from scipy.signal import lfilter  # lazy: scipy.signal costs ~0.7 s at import
-
         s = lfilter([decay], [1.0, -decay], m[::-1])[::-1]  # s_k = Σ_{t≥k} m_t e^{l_{k−1} − l_t}
         s_next = np.append(s[1:], 0.0)  # S_k = Σ_{t>k} m_t e^{l_k − l_t}
         a_next = np.append(a[1:], 0.0)
