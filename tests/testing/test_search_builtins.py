@@ -16,7 +16,6 @@ EPS = dp.Eps(1.0)
 DEL = dp.Del(1.0, 1e-5)
 N = 40
 BUDGET = 4.0
-_FIXED_ON = "refuted by the search; fixed on the {} branch (remove this marker after merging it)"
 
 
 def _unit(n: int = N, d: int | None = None) -> np.ndarray:
@@ -76,12 +75,9 @@ def _cases() -> list[Any]:
     for name in ("mean", "sum", "var", "std"):
         function = getattr(dp.stats, name)
         cases.append((f"stats.{name}", _stat(function, EPS, data=x, bounds=(0, 1)), x, EPS))
-    exact = pytest.mark.xfail(strict=False, reason=_FIXED_ON.format("exact (fixed-point exact sums)"))
     for name in ("mean", "sum"):
         mech = _stat(getattr(dp.stats, name), EPS, data=offset, bounds=(2.0**43, 2.0**43 + 1))
-        cases.append(
-            pytest.param(f"stats.{name}[offset bounds]", mech, offset, EPS, marks=exact, id=f"stats.{name}[offset]")
-        )
+        cases.append(pytest.param(f"stats.{name}[offset bounds]", mech, offset, EPS, id=f"stats.{name}[offset]"))
     cases += [
         ("stats.count", _stat(dp.stats.count, EPS, data=x), x, EPS),
         ("stats.histogram", _stat(dp.stats.histogram, EPS, data=x, bins=5, range=(0, 1)), x, EPS),
@@ -90,8 +86,7 @@ def _cases() -> list[Any]:
     for name in ("quantile", "median"):
         args = (0.5, EPS) if name == "quantile" else (EPS,)
         mech = _stat(getattr(dp.stats, name), *args, data=centred, bounds=(-0.5, 0.5))
-        mark = pytest.mark.xfail(strict=False, reason=_FIXED_ON.format("quantile (grid-based quantile)"))
-        cases.append(pytest.param(f"stats.{name}", mech, centred, EPS, marks=mark, id=f"stats.{name}"))
+        cases.append(pytest.param(f"stats.{name}", mech, centred, EPS, id=f"stats.{name}"))
     for method in ("ppca", "analyze_gauss", "mod_sulq"):
         params = EPS if method == "ppca" else DEL
         cases.append((f"PCA[{method}]", estimators.PCA(1, method=method, data_norm=1.0), X2, params))
