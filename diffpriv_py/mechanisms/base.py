@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, SupportsFloat, SupportsIndex
 
 import attrs
 import numpy as np
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["DPMech", "NumericMech", "charged_note", "check_accountant"]
 
 
-def _sensitivity(value: Any) -> float:
+def _sensitivity(value: SupportsFloat) -> float:
     return check_in_range(
         value,
         "sensitivity",
@@ -42,7 +42,7 @@ def _sensitivity(value: Any) -> float:
     )
 
 
-def _gamma_sensitivity(value: Any) -> float | None:
+def _gamma_sensitivity(value: SupportsFloat | None) -> float | None:
     if value is None:
         return None
     return check_in_range(
@@ -50,7 +50,7 @@ def _gamma_sensitivity(value: Any) -> float | None:
     )
 
 
-def _sampled_n(value: Any) -> int | None:
+def _sampled_n(value: SupportsIndex | None) -> int | None:
     return None if value is None else check_int(value, "sampled_n", minimum=1, owner="the mechanism")
 
 
@@ -295,7 +295,7 @@ class DPMech(abc.ABC):
         return self
 
 
-def _dims(value: Any) -> int | None:
+def _dims(value: SupportsIndex | None) -> int | None:
     return None if value is None else check_int(value, "dims", minimum=1, owner="the mechanism")
 
 
