@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 from scipy.special import lambertw
 
-from ._datasets import n_records, neighbours
+from ._datasets import append_record, n_records
 from ._rng import RNGLike, spawn_seeds
 from ._validation import check_in_range, check_int
 from .exceptions import DiffprivWarning, SensitivityError
@@ -136,11 +136,21 @@ def _draw(oracle: Callable[[int, np.random.Generator], Any], size: int, rng: np.
     return data
 
 
+def _neighbour_pair(oracle: Callable, n: int, rng: np.random.Generator) -> tuple[Any, Any]:
+    """R's pair: a shared base ``oracle(n − 1)`` and one fresh record ``oracle(1)`` appended to each copy."""
+    # Separate oracle calls, not one call for n + 1 records: an oracle may draw per-call state (a regime, a
+    # mixture component) once per call, and R's sampler, whose guarantee is stated for its pairs, calls it so.
+    base = _draw(oracle, n - 1, rng) if n > 1 else None
+    first = _draw(oracle, 1, rng)
+    second = _draw(oracle, 1, rng)
+    return append_record(base, first), append_record(base, second)
+
+
 def _sample_chunk(mech: DPMech, oracle: Callable, n: int, size: int, seed: np.random.SeedSequence) -> np.ndarray:
     rng = np.random.default_rng(seed)
     out = np.empty(size)
     for i in range(size):
-        out[i] = mech.sensitivity_norm(*neighbours(_draw(oracle, n + 1, rng), n))
+        out[i] = mech.sensitivity_norm(*_neighbour_pair(oracle, n, rng))
         if not math.isfinite(out[i]):
             raise SensitivityError(
                 f"A sampled sensitivity is {out[i]}: the target's change between two neighbouring datasets must be "
@@ -250,8 +260,10 @@ def sample_sensitivity_manual(
 
     Notes
     -----
-    Each draw takes n + 1 records from the oracle and forms the replace-one neighbours D (the first n) and D′
-    (the first n − 1 plus the last), as R does with a shared base of n − 1 records and two fresh ones. The first
+    Each draw builds the replace-one neighbours exactly as R's ``sensitivitySamplerManual``: a shared base
+    ``oracle(n − 1, rng)`` and two independent single records ``oracle(1, rng)``, one appended last to each copy
+    of the base (for n = 1 the two records alone). Three oracle calls per pair, so an oracle that draws a latent
+    state once per call (a regime, a cluster) gives the two fresh records their own states, as in R. The first
     error (a failing target, a non-finite sensitivity) stops the run and cancels the outstanding work.
     """
     n = check_int(n, "n", minimum=1, owner="the sensitivity sampler")
