@@ -22,7 +22,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import comb
 
-from ._validation import check_int, check_real
+from ._validation import check_int, check_log_size, check_real
 
 __all__ = ["BernsteinApproximation", "bernstein", "bernstein_basis", "bernstein_lattice"]
 
@@ -42,13 +42,8 @@ Bounds = tuple[tuple[float, ...], tuple[float, ...]]
 
 
 def check_lattice_size(dims: int, k: int, owner: str) -> int:
-    size = (k + 1) ** dims
-    if size > MAX_LATTICE_SIZE:
-        raise ValueError(
-            f"The lattice of {owner} would have (k + 1)^dims = ({k} + 1)^{dims} = {size:.3g} points; at most "
-            f"{MAX_LATTICE_SIZE:.0e} are supported. Lower k or dims (the lattice grows exponentially in dims)."
-        )
-    return size
+    # In log space first: (k + 1)^dims with dims = 2**70 would never finish as a Python integer.
+    return check_log_size(k + 1, dims, "lattice (k + 1)^dims", maximum=MAX_LATTICE_SIZE, owner=owner)
 
 
 def bernstein_lattice(dims: int, k: int) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._datasets import n_records
 from .._rng import RNGLike, as_generator
-from .._validation import check_in_range, check_int
+from .._validation import check_in_range, check_int, refuse_masked
 from ..exceptions import SensitivityError, TargetOutputError
 from ..privacy import Eps
 from ..response import Response
@@ -189,6 +189,7 @@ class DPMech(abc.ABC):
         sensitivity says nothing about it). Subclasses add their own public checks in ``_check_dataset``; what
         depends on the values themselves (NaN, the target's output) is checked after the charge.
         """
+        refuse_masked(X, owner=type(self).__name__)
         if self.sampled_n is not None:
             size = _n_records_or_none(X)
             if size is not None and size != self.sampled_n:

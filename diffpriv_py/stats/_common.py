@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from .._rng import RNGLike
-from .._validation import check_real
+from .._validation import check_real, refuse_masked
 from ..mechanisms import Gaussian, Laplace
 from ..mechanisms.base import NumericMech
 from ..privacy import Del, Eps
@@ -37,6 +37,7 @@ def as_data(x: Any, *, who: str, allow_bool: bool = False) -> np.ndarray:
 
     pandas objects are converted with ``to_numpy`` (nullable dtypes become float with NaN for missing values).
     """
+    refuse_masked(x, "x", owner=who)
     if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
         arr = x.to_numpy()
         if arr.dtype == object:
