@@ -179,9 +179,9 @@ def _checked_bounds(bounds: Any, columns: list[Any], who: str) -> tuple[np.ndarr
     with np.errstate(over="ignore"):
         width = upper - lower
     if not np.all(np.isfinite(width)):
-        c = columns[int(np.flatnonzero(~np.isfinite(width))[0])]
+        i = int(np.flatnonzero(~np.isfinite(width))[0])
         raise ValueError(
-            f"The bounds of {who} for column {c!r} are ({float(lower[columns.index(c)])!r}, {float(upper[columns.index(c)])!r}): "
+            f"The bounds of {who} for column {columns[i]!r} are ({float(lower[i])!r}, {float(upper[i])!r}): "
             "their width overflows to inf, so a sensitivity computed from it (and the released std) would be "
             "infinite. Use bounds whose difference is a finite float (|upper - lower| < 1.8e308)."
         )
