@@ -90,14 +90,14 @@ def check_log_size(base: int, exponent: int, name: str, *, maximum: int = MAX_EL
         where = f" of {owner}" if owner else ""
         raise ValueError(
             f"The {name}{where} would have {base}^{exponent} = 10^{exponent * math.log10(base):.4g} elements; at "
-            f"most {maximum:.0e} are supported. Lower the base or the exponent (the size grows exponentially)."
+            f"most {maximum:.0e} are supported. Lower them (the size grows exponentially with the exponent)."
         )
     size = base**exponent
     if size > maximum:  # the log-space test is only a guard against huge exponents; this one is exact
         where = f" of {owner}" if owner else ""
         raise ValueError(
             f"The {name}{where} would have {base}^{exponent} = {size:.3g} elements; at most {maximum:.0e} are "
-            "supported. Lower the base or the exponent (the size grows exponentially)."
+            "supported. Lower them (the size grows exponentially with the exponent)."
         )
     return size
 

@@ -41,9 +41,11 @@ Bounds = tuple[tuple[float, ...], tuple[float, ...]]
 # ---- lattice and basis -----------------------------------------------------------------------------------------
 
 
-def check_lattice_size(dims: int, k: int, owner: str) -> int:
+def check_lattice_size(dims: int, k: int, owner: str, k_name: str = "k") -> int:
     # In log space first: (k + 1)^dims with dims = 2**70 would never finish as a Python integer.
-    return check_log_size(k + 1, dims, "lattice (k + 1)^dims", maximum=MAX_LATTICE_SIZE, owner=owner)
+    return check_log_size(
+        k + 1, dims, f"lattice ({k_name} + 1)^dims for {k_name}={k}, dims={dims}", maximum=MAX_LATTICE_SIZE, owner=owner
+    )
 
 
 def bernstein_lattice(dims: int, k: int) -> np.ndarray:
@@ -165,7 +167,12 @@ def normalize_bounds(bounds: Any, dims: int, owner: str) -> Bounds:
     """Turn ``None`` or ``(lower, upper)`` (numbers or length-``dims`` sequences) into two tuples of floats."""
     if bounds is None:
         return (0.0,) * dims, (1.0,) * dims
-    if isinstance(bounds, (str, bytes)) or not isinstance(bounds, (Sequence, np.ndarray)) or len(bounds) != 2:
+    if (
+        isinstance(bounds, (str, bytes))
+        or not isinstance(bounds, (Sequence, np.ndarray))
+        or (isinstance(bounds, np.ndarray) and bounds.ndim == 0)
+        or len(bounds) != 2
+    ):
         raise TypeError(
             f"The 'bounds' of {owner} must be a pair (lower, upper) of numbers or of length-{dims} sequences, e.g. "
             f"bounds=(0.0, 10.0); None means the unit cube. Got {bounds!r}."

@@ -22,7 +22,7 @@ from scipy.special import lambertw
 
 from ._datasets import append_record, n_records
 from ._rng import RNGLike, spawn_seeds
-from ._validation import check_in_range, check_int
+from ._validation import check_in_range, check_int, check_size
 from .exceptions import DiffprivWarning, SensitivityError
 
 if TYPE_CHECKING:
@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 __all__ = ["SamplerPlan", "plan_sampler", "sample_sensitivity", "sample_sensitivity_manual"]
 
 logger = logging.getLogger("diffpriv_py")
+
+MAX_SAMPLES = 10**8
+"""Largest number of sampled sensitivities: more would take days of target evaluations (and 800 MB to hold)."""
 
 CHUNKS = 64
 """Number of work chunks a sampling run is split into (independent of ``n_jobs``, so results do not depend on it)."""
@@ -83,7 +86,7 @@ def plan_sampler(m: int | None = None, gamma: float | None = None) -> SamplerPla
     if m is None and gamma is None:
         raise ValueError("Must specify at least one input m or gamma for the sensitivity sampler.")
     if m is not None:
-        m = check_int(m, "m", minimum=1, owner="the sensitivity sampler")
+        m = check_size(m, "m", maximum=MAX_SAMPLES, owner="the sensitivity sampler")
     if gamma is not None:
         gamma = check_in_range(
             gamma, "gamma", 0.0, 1.0, low_closed=False, high_closed=False, owner="the sensitivity sampler"
@@ -91,6 +94,11 @@ def plan_sampler(m: int | None = None, gamma: float | None = None) -> SamplerPla
     if m is None:
         rho = math.exp(lambertw(-gamma / (2.0 * math.sqrt(math.e)), k=-1).real + 0.5)
         m = math.ceil(math.log(1.0 / rho) / (2.0 * (gamma - rho) ** 2))
+        if m > MAX_SAMPLES:
+            raise ValueError(
+                f"gamma={gamma!r} would need m={m:.3g} sampled sensitivities; at most {MAX_SAMPLES:.0e} are supported. "
+                "Use a larger gamma (e.g. 0.01 needs m = 41971)."
+            )
     else:
         rho = _rho_for_m(m)
     gamma_lo = _gamma_lo(m, rho)
@@ -267,7 +275,7 @@ def sample_sensitivity_manual(
     error (a failing target, a non-finite sensitivity) stops the run and cancels the outstanding work.
     """
     n = check_int(n, "n", minimum=1, owner="the sensitivity sampler")
-    m = check_int(m, "m", minimum=1, owner="the sensitivity sampler")
+    m = check_size(m, "m", maximum=MAX_SAMPLES, owner="the sensitivity sampler")
     k = check_int(k, "k", minimum=1, owner="the sensitivity sampler")
     if k > m:
         raise ValueError(f"The order statistic index k is not in {{1,...,m}}: k={k}, m={m}.")

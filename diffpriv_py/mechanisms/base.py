@@ -214,8 +214,8 @@ class DPMech(abc.ABC):
         if not isinstance(privacy_params, kind):
             example = "Del(epsilon=1.0, delta=1e-6)" if kind.__name__ == "Del" else "Eps(epsilon=1.0)"
             raise TypeError(
-                f"{type(self).__name__} needs {kind.__name__} privacy parameters; got {privacy_params!r}. "
-                f"Pass e.g. {example}."
+                f"The 'privacy_params' of {type(self).__name__} must be {kind.__name__} privacy parameters; got "
+                f"{privacy_params!r}. Pass e.g. {example}."
             )
         if not math.isfinite(self.sensitivity):
             raise SensitivityError(
