@@ -803,3 +803,12 @@ def test_random_hostile_scalars_at_the_sampler_and_approximation_entry_points(da
     param = data.draw(st.sampled_from(params), label="parameter")
     problem = check_hostile_call(entry, param, "drawn", lambda: copy.copy(value))
     assert problem is None, f"{entry.name}({param}={value!r}): {problem}"
+
+
+def test_an_epsilon_too_small_for_safe_noise_is_refused_before_the_charge():
+    """ε = 1e-13 cannot be sampled safely on the grid; the refusal comes before the accountant is charged."""
+    acc = dp.Accountant(budget=dp.Eps(1.0))
+    mech = dp.Laplace(target=_mean_target, sensitivity=1.0, dims=1)
+    with pytest.raises(ValueError, match="too small"):
+        mech.release_response(dp.Eps(1e-13), np.ones(3), accountant=acc, rng=0)
+    assert not acc.ledger
