@@ -49,8 +49,9 @@ __all__ = ["PrivateFrameAccessor", "PrivateSeriesAccessor"]
 def _series_values(series: pd.Series, who: str) -> np.ndarray:
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+        label = "the Series" if series.name is None else f"Series {series.name!r}"
         raise TypeError(
-            f"{who} needs a numeric Series; {series.name!r} has dtype {dtype}. Convert it first (e.g. "
+            f"{who} needs a numeric Series; {label} has dtype {dtype}. Convert it first (e.g. "
             "s.astype(float)); count True values with s.private.count()."
         )
     if isinstance(dtype, pd.api.extensions.ExtensionDtype):

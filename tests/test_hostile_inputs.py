@@ -812,3 +812,35 @@ def test_an_epsilon_too_small_for_safe_noise_is_refused_before_the_charge():
     with pytest.raises(ValueError, match="too small"):
         mech.release_response(dp.Eps(1e-13), np.ones(3), accountant=acc, rng=0)
     assert not acc.ledger
+
+
+HOSTILE_COLUMNS: dict[str, Callable[[], Any]] = {
+    "categorical": lambda: pd.Categorical(["a", "b"] * 20),
+    "datetime": lambda: pd.date_range("2020-01-01", periods=40),
+    "timedelta": lambda: pd.to_timedelta(np.arange(40), unit="s"),
+    "object": lambda: np.array([1.0, "a"] * 20, dtype=object),
+    "nullable-with-NA": lambda: pd.array([0.5] * 39 + [None], dtype="Float64"),
+    "boolean": lambda: _X1 > 0.5,
+    "huge": lambda: np.full(40, 1e308),
+}
+
+
+@pytest.mark.parametrize("column", sorted(HOSTILE_COLUMNS))
+@pytest.mark.parametrize("kind", ["Series", "DataFrame"])
+def test_pandas_accessors_on_hostile_columns_fail_clearly_or_answer_finitely(kind, column):
+    """pandas NA, categorical, datetime, object and huge columns: each accessor method errs clearly or is finite."""
+    values = HOSTILE_COLUMNS[column]()
+    obj = pd.Series(values, name="c") if kind == "Series" else pd.DataFrame({"c": values, "ok": _X1})
+    for method in (m for m in dir(obj.private) if not m.startswith("_")):
+        func = getattr(obj.private, method)
+        entry = EntryPoint(f"{kind}.private.{method}", func, _signature_params(func), runner=("pandas", kind))
+        run, kwargs = baseline(entry)
+        kwargs = {**kwargs, "accountant": dp.Accountant(budget=dp.Eps(1e6))} if "accountant" in kwargs else kwargs
+        snapshot = obj.copy(deep=True)
+        try:
+            result = guarded(lambda run=run, kwargs=kwargs: run(kwargs))
+        except (ValueError, TypeError) as exc:
+            assert not NUMPY_INTERNALS.search(str(exc)), (method, str(exc))
+        else:
+            assert _finite_output(result), (method, result)
+        assert obj.equals(snapshot), f"{method} modified the {kind}"
