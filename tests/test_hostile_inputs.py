@@ -844,3 +844,27 @@ def test_pandas_accessors_on_hostile_columns_fail_clearly_or_answer_finitely(kin
         else:
             assert _finite_output(result), (method, result)
         assert obj.equals(snapshot), f"{method} modified the {kind}"
+
+
+_DATASET_ENTRIES = [
+    e
+    for e in HOSTILE_ENTRIES
+    if e.name.startswith("dp.stats.") or (isinstance(e.runner, tuple) and e.runner[0] == "release") or e.runner == "fit"
+]
+
+
+@pytest.mark.parametrize("entry", _DATASET_ENTRIES, ids=lambda e: e.name)
+def test_masked_arrays_are_refused_at_every_release_before_any_charge(entry):
+    """numpy would silently read the masked values: every release, statistic and fit refuses a masked array."""
+    run, kwargs = baseline(entry)
+    data_param = "x" if "x" in kwargs else "X"
+    data = kwargs[data_param]
+    features = data[0] if isinstance(data, tuple) else data
+    masked = np.ma.array(features, mask=np.zeros(features.shape, dtype=bool))
+    kwargs[data_param] = (masked, *data[1:]) if isinstance(data, tuple) else masked
+    if isinstance(entry.runner, tuple) or "accountant" in kwargs:
+        kwargs["accountant"] = acc = dp.Accountant(budget=dp.Gam(1e6, 0.5, 0.9))
+    with pytest.raises(TypeError, match="masked array"):
+        guarded(lambda: run(kwargs))
+    if "accountant" in kwargs:
+        assert not acc.ledger
