@@ -55,3 +55,18 @@ def append_record(base: Any, record: Any) -> Any:
         "Datasets must be numpy arrays (one record per row), lists of records, pandas objects or (X, y) tuples. "
         f"Got {type(base).__name__}."
     )
+
+
+def as_array(data: Any, name: str = "X", *, owner: str = "") -> np.ndarray:
+    """``np.asarray(data)``, with a ragged input (records of different lengths) refused by name, not by numpy."""
+    try:
+        return np.asarray(data)
+    except ValueError as exc:
+        if "inhomogeneous" not in str(exc) and "sequence" not in str(exc):
+            raise
+        where = f" of {owner}" if owner else ""
+        raise ValueError(
+            f"The '{name}' argument{where} must be a rectangular array (one record per row, every record of the same "
+            f"length); got a ragged {type(data).__name__}. Pad or fix the records; a supervised estimator takes the "
+            "tuple (X, y), a statistic one array."
+        ) from None

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import attrs
 import numpy as np
 
+from .._datasets import as_array
 from .._rng import RNGLike
 from .._validation import check_real, refuse_masked
 from ..mechanisms import Gaussian, Laplace
@@ -46,7 +47,7 @@ def as_data(x: Any, *, who: str, allow_bool: bool = False) -> np.ndarray:
             except (TypeError, ValueError):
                 pass
     else:
-        arr = np.asarray(x)
+        arr = as_array(x, "x", owner=who)
     kind = arr.dtype.kind
     if kind == "b" and not allow_bool:
         raise TypeError(
