@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,18 @@ def check_in_range(
     return x
 
 
+def refuse_subnormal(value: float, name: str, *, owner: str = "") -> float:
+    """Refuse a positive ``value`` below the smallest normal double (2.2e-308): it has lost precision, and formulas
+    such as e^x − 1 or 1/x on it underflow or overflow instead of giving an answer."""
+    if 0.0 < abs(value) < sys.float_info.min:
+        where = f" of {owner}" if owner else ""
+        raise ValueError(
+            f"The '{name}' parameter{where} is subnormal ({value!r}, below {sys.float_info.min:.3g}): no computation "
+            f"can use it reliably. Pass a normal positive number (or 0 where 0 is allowed)."
+        )
+    return value
+
+
 def check_int(value: Any, name: str, *, minimum: int = 1, owner: str = "") -> int:
     """Return ``value`` as an int >= ``minimum``; integral floats such as ``100.0`` are accepted, bools are not."""
     where = f" of {owner}" if owner else ""
@@ -77,9 +90,10 @@ def check_size(value: Any, name: str, *, maximum: int = MAX_ELEMENTS, minimum: i
     out = check_int(value, name, minimum=minimum, owner=owner)
     if out > maximum:
         where = f" of {owner}" if owner else ""
+        size = f"{float(out):.3g}" if out.bit_length() < 1000 else f"about 2^{out.bit_length()}"
         raise ValueError(
-            f"The '{name}' parameter{where} would allocate {out:.3g} values; at most {maximum:.0e} are supported. "
-            f"Got {name}={out}. Use a smaller {name}."
+            f"The '{name}' parameter{where} would allocate {size} values; at most {maximum:.0e} are supported. "
+            f"Use a smaller {name}."
         )
     return out
 

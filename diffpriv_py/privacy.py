@@ -6,13 +6,13 @@ from typing import SupportsFloat
 
 import attrs
 
-from ._validation import check_in_range
+from ._validation import check_in_range, refuse_subnormal
 
 __all__ = ["Del", "Eps", "Gam"]
 
 
 def _epsilon(value: SupportsFloat) -> float:
-    return check_in_range(
+    epsilon = check_in_range(
         value,
         "epsilon",
         0.0,
@@ -22,11 +22,12 @@ def _epsilon(value: SupportsFloat) -> float:
         owner="the privacy parameters",
         fix="epsilon is the privacy loss: pass a finite positive number such as 1.0.",
     )
+    return refuse_subnormal(epsilon, "epsilon", owner="the privacy parameters")
 
 
 def _unit(name: str, meaning: str):
     def convert(value: SupportsFloat) -> float:
-        return check_in_range(
+        probability = check_in_range(
             value,
             name,
             0.0,
@@ -36,6 +37,7 @@ def _unit(name: str, meaning: str):
             owner="the privacy parameters",
             fix=f"{name} is {meaning}: pass a probability such as 1e-6.",
         )
+        return refuse_subnormal(probability, name, owner="the privacy parameters")
 
     return convert
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -59,11 +60,13 @@ def _params(epsilon: float, delta: float = 0.0, gamma: float = 0.0) -> Eps:
     """The privacy-parameter object for a report; ε = 0 (nothing spent or nothing left) is allowed here only.
 
     The constructors refuse ε = 0 because no release can be made at it; a report of "nothing" still needs one. A
-    report never raises: values the constructors refuse (ε = 0, or an infinite bound) are stored as they are.
+    report never raises: values the constructors refuse (ε = 0, an infinite bound, or a subnormal leftover of a tiny
+    budget) are stored as they are.
     """
     epsilon = max(0.0, epsilon)
     cls = Gam if gamma > 0 else Del if delta > 0 else Eps
-    if 0 < epsilon < math.inf and 0 <= delta < 1 and 0 <= gamma < 1:
+    normal = all(v == 0 or v >= sys.float_info.min for v in (epsilon, delta, gamma))
+    if 0 < epsilon < math.inf and 0 <= delta < 1 and 0 <= gamma < 1 and normal:
         return Gam(epsilon, delta, gamma) if cls is Gam else Del(epsilon, delta) if cls is Del else Eps(epsilon)
     obj = object.__new__(cls)
     object.__setattr__(obj, "epsilon", float(epsilon))

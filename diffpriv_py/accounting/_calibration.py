@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 
-from .._validation import check_in_range, check_int
+from .._validation import check_in_range, check_int, refuse_subnormal
 from ._events import SubsampledGaussianEvent
 from ._pld import ComposedPLD
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, rdp_sampled_gaussian
@@ -88,6 +88,8 @@ def dpsgd_epsilon(
     )
     t = check_int(steps, "steps", minimum=1, owner="dpsgd_epsilon")
     d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=False, high_closed=False, owner="dpsgd_epsilon")
+    refuse_subnormal(d, "delta", owner="dpsgd_epsilon")
+    refuse_subnormal(q, "sampling_rate", owner="dpsgd_epsilon")
     _check_options(neighbouring, method, q)
     return _epsilon(sigma, q, t, d, neighbouring, method)
 
@@ -150,9 +152,11 @@ def noise_multiplier_for(
         epsilon, "epsilon", 0.0, math.inf, low_closed=False, high_closed=False, owner="noise_multiplier_for"
     )
     d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=False, high_closed=False, owner="noise_multiplier_for")
+    refuse_subnormal(d, "delta", owner="noise_multiplier_for")
     q = check_in_range(
         sampling_rate, "sampling_rate", 0.0, 1.0, low_closed=False, high_closed=True, owner="noise_multiplier_for"
     )
+    refuse_subnormal(q, "sampling_rate", owner="noise_multiplier_for")
     t = check_int(steps, "steps", minimum=1, owner="noise_multiplier_for")
     r = check_in_range(
         rtol,

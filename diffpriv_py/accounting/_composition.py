@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_in_range, check_int, check_real
+from .._validation import check_in_range, check_real, check_size
 from ._events import gaussian_curve
 
 __all__ = [
@@ -90,7 +90,7 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_slack: floa
     owner = "advanced_composition"
     e = check_in_range(epsilon, "epsilon", 0.0, math.inf, low_closed=True, high_closed=False, owner=owner)
     d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=True, high_closed=True, owner=owner)
-    k = check_int(k, "k", minimum=1, owner=owner)
+    k = check_size(k, "k", maximum=2**53, owner=owner)
     s = check_in_range(delta_slack, "delta_slack", 0.0, 1.0, low_closed=False, high_closed=False, owner=owner)
     eps = e * math.sqrt(2 * k * math.log(1 / s)) + k * e * math.expm1(e)
     return _up(min(eps, k * e)), min(1.0, _up(k * d + s))

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from .._datasets import as_array
+
 __all__ = ["check_features", "check_rows_to_predict", "check_supervised", "check_supervised_form", "label_codes"]
 
 
@@ -15,7 +17,7 @@ def check_features(X: Any, *, n_features: int | None = None, what: str = "X") ->
     Values are not inspected here (NaN and infinities are the caller's business: a private dataset's values are
     checked after the charge, a prediction's before it is answered).
     """
-    raw = np.asarray(X)
+    raw = as_array(X, what)
     if np.iscomplexobj(raw):
         raise TypeError(
             f"{what} must hold real numbers; it has complex dtype {raw.dtype}. Casting would silently drop the "
@@ -26,8 +28,8 @@ def check_features(X: Any, *, n_features: int | None = None, what: str = "X") ->
             raw = raw.astype(np.float64)
         except (TypeError, ValueError) as err:
             raise TypeError(
-                f"{what} must be a numeric 2-D array (one row per record); it could not be read as floats "
-                f"(dtype {raw.dtype}): {err}"
+                f"The '{what}' argument must be a numeric 2-D array (one row per record); it holds values that do "
+                f"not read as floats (dtype {raw.dtype}: text, categories or objects). Encode them as numbers first."
             ) from err
     X = np.asarray(raw, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:

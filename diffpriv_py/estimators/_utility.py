@@ -6,13 +6,16 @@ from typing import Any
 
 import numpy as np
 
+from ._supervised import check_features
+
 __all__ = ["q_f", "subspace_overlap"]
 
 
 def _components(components: Any, name: str) -> np.ndarray:
-    v = np.asarray(getattr(components, "components", components), dtype=np.float64)
-    if v.ndim == 1:
-        v = v[:, None]
+    raw = getattr(components, "components", components)
+    if np.ndim(raw) == 1:
+        raw = np.asarray(raw)[:, None]
+    v = check_features(raw, what=name)
     if v.ndim != 2 or not np.all(np.isfinite(v)):
         raise ValueError(
             f"'{name}' must be a finite d×k matrix with orthonormal columns (or a PCAModel). Got shape {v.shape}."
@@ -50,8 +53,8 @@ def q_f(components: Any, X: Any) -> float:
     0.5
     """
     v = _components(components, "components")
-    data = np.asarray(X, dtype=np.float64)
-    if data.ndim != 2 or data.shape[1] != v.shape[0]:
+    data = check_features(X, what="X")
+    if data.shape[1] != v.shape[0]:
         raise ValueError(
             f"X must be a 2-D array with {v.shape[0]} columns (one record per row) to match the components. "
             f"Got shape {data.shape}."

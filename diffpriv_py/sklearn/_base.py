@@ -10,14 +10,17 @@ found after the charge, by the mechanism, and such an error says that the budget
 from __future__ import annotations
 
 import abc
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .._validation import refuse_masked
 from ..mechanisms.base import DPMech
 from ..privacy import Del, Eps
 from ..response import Response
@@ -80,21 +83,30 @@ class DPEstimator(BaseEstimator, abc.ABC):
     def _validate_fit_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray | None]:
         """The public checks of ``fit``: form, not values (finiteness is checked by the mechanism after the charge)."""
         tags = self.__sklearn_tags__()
-        X = validate_data(self, X, reset=True, dtype=np.float64, ensure_all_finite=False)
+        owner = f"{type(self).__name__}.fit"
+        refuse_masked((X,) if y is None else (X, y), "X", owner=owner)
+        with _readable_conversion_errors("X", owner):
+            X = validate_data(self, X, reset=True, dtype=np.float64, ensure_all_finite=False)
         if not tags.target_tags.required:
             return X, None
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None. Call fit(X, y)."
             )
-        y = column_or_1d(y, warn=True)
+        with _readable_conversion_errors("y", owner):
+            y = column_or_1d(y, warn=True)
         if np.iscomplexobj(y):
             raise ValueError("Complex data not supported: the labels y must be real.")
-        check_consistent_length(X, y)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"The 'y' argument of {owner} must hold one label per row of X: X has {X.shape[0]} rows, y has "
+                f"{y.shape[0]} labels. Found input variables with inconsistent numbers of samples."
+            )
         if tags.classifier_tags is not None:
             check_classification_targets(y)
         elif y.dtype.kind not in "biuf":
-            y = y.astype(np.float64)
+            with _readable_conversion_errors("y", owner):
+                y = y.astype(np.float64)
         return X, y
 
     def fit(self, X: Any, y: Any = None, **fit_params: Any) -> DPEstimator:
@@ -128,6 +140,24 @@ class DPEstimator(BaseEstimator, abc.ABC):
         """Rows to predict on: fitted, same features (by name when fitted on a DataFrame), finite, real."""
         self._check_fitted()
         return validate_data(self, X, reset=False, dtype=np.float64)
+
+
+_CONVERSION_FAILURES = ("could not convert", "float() argument", "setting an array element", "inhomogeneous")
+
+
+@contextlib.contextmanager
+def _readable_conversion_errors(name: str, owner: str) -> Iterator[None]:
+    """Turn numpy's conversion failures (text, objects, ragged rows) into an error naming the argument and the fix."""
+    try:
+        yield
+    except (TypeError, ValueError) as err:
+        if not any(text in str(err) for text in _CONVERSION_FAILURES):
+            raise
+        raise TypeError(
+            f"The '{name}' argument of {owner} must be numeric with one row per record: a rectangular array whose "
+            "every entry reads as float64 (each argument must be a string or a real number that parses as one; text, "
+            "objects and rows of different lengths do not). Encode text or categories as numbers first."
+        ) from err
 
 
 def _refuse_fit_params(estimator: Any, fit_params: dict[str, Any]) -> None:

@@ -93,6 +93,16 @@ class AuditReport:
         )
 
 
+def check_mechanism_argument(mechanism: Any, owner: str) -> DPMech:
+    """Refuse a ``mechanism`` argument that is not a :class:`~diffpriv_py.DPMech` with a clear TypeError."""
+    if not isinstance(mechanism, DPMech):
+        raise TypeError(
+            f"The 'mechanism' argument of {owner} must be a diffpriv_py mechanism (a DPMech instance such as "
+            f"dp.Laplace(target=..., sensitivity=...)). Got {mechanism!r} (type {type(mechanism).__name__})."
+        )
+    return mechanism
+
+
 # ---- grey-box sensitivity check --------------------------------------------------------------------------------
 
 
@@ -133,6 +143,7 @@ def check_sensitivity(mechanism: DPMech, X: Any, X_neighbour: Any, *, rtol: floa
             f"Replace-one neighbours have the same number of records; got {sizes[0]} and {sizes[1]}. Pass datasets "
             "that differ in one record."
         )
+    check_mechanism_argument(mechanism, "check_sensitivity")
     observed = mechanism.sensitivity_norm(X, X_neighbour)
     declared = mechanism.sensitivity
     if not observed <= declared * (1 + rtol):
@@ -407,6 +418,7 @@ def audit(
     """
     if not (isinstance(alpha, float | int) and not isinstance(alpha, bool) and 0 < alpha < 1):
         raise ValueError(f"alpha must be a probability in (0, 1); got {alpha!r}.")
+    check_mechanism_argument(mechanism, "audit")
     params = mechanism.check_privacy_params(privacy_params)
     claim = mechanism.privacy_guarantee(params)
     n = _default_n(mechanism) if n is None else int(n)

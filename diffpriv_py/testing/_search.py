@@ -22,7 +22,7 @@ import numpy as np
 from .._datasets import n_records
 from ..mechanisms.base import DPMech
 from ..privacy import Eps
-from ._audit import AuditReport, _draw, _is_vectorised, audit
+from ._audit import AuditReport, _draw, _is_vectorised, audit, check_mechanism_argument
 from ._support import public_bounds
 
 __all__ = ["PairResult", "SearchReport", "search_audit"]
@@ -430,6 +430,7 @@ def search_audit(
     for name, value in (("max_pairs", max_pairs), ("explore_pairs", explore_pairs), ("confirm_pairs", confirm_pairs)):
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
             raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+    check_mechanism_argument(mechanism, "search_audit")
     params = mechanism.check_privacy_params(privacy_params)
     seed = secrets.randbits(63) if rng is None else int(rng)
     # Independent streams per stage, so the confirm samples never influenced which pairs were chosen.
