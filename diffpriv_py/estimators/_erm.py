@@ -24,6 +24,7 @@ __all__ = [
     "LOGISTIC",
     "ConvergenceError",
     "Loss",
+    "default_reg_lambda",
     "huber_loss",
     "minimise",
     "objective_perturbation",
@@ -36,6 +37,12 @@ __all__ = [
 GRADIENT_TOLERANCE = 1e-10
 """The solver stops when ‖∇J‖₂ ≤ this (times max(1, ‖b‖/n) for the linear noise term b): the privacy proof of
 objective perturbation is about the *exact* minimiser, so the solve is pushed to double-precision resolution."""
+
+DEFAULT_WEIGHT_NORM = 2.0
+"""F in :func:`default_reg_lambda`: the weight norm (in normalised coordinates) the utility proxy assumes."""
+
+MIN_DEFAULT_REG_LAMBDA = 1e-6
+"""The smallest default Λ (reached only at very large ε or n)."""
 
 _MAX_NEWTON_STEPS = 200
 _DENSE_HESSIAN_MAX_DIM = 1500
@@ -248,6 +255,24 @@ def objective_perturbation_budget(epsilon: float, n: int, reg_lambda: float, cur
     if eps_prime > 0.0:
         return eps_prime, 0.0
     return epsilon / 2.0, curvature / (n * math.expm1(epsilon / 4.0)) - reg_lambda
+
+
+def default_reg_lambda(n: int, dim: int, epsilon: float, curvature: float) -> float:
+    """The default Λ from public quantities only: max(budget floor, utility proxy, numerical floor).
+
+    * **Budget floor** Λ_ε = c/(n(e^{ε/4} − 1)): the smallest Λ with ε' = ε − 2 ln(1 + c/(nΛ)) ≥ ε/2, so at least
+      half of the budget pays for noise. Below it Algorithm 2 either leaves almost no ε' (the noise explodes) or
+      adds Δ to reach Λ_ε anyway with ε' = ε/2: a smaller Λ is never better.
+    * **Utility proxy** Λ_u = 2√(p(p+1))/(n ε F): the minimiser of (Λ/2)F² + E‖b‖²/(2n²Λ) with E‖b‖² =
+      p(p+1)(2/ε)², i.e. the regularisation bias of a classifier with weight norm F against the excess risk the
+      noise term bᵀf/n can cause on a Λ-strongly convex objective (F = ``DEFAULT_WEIGHT_NORM``).
+    * **Numerical floor** ``MIN_DEFAULT_REG_LAMBDA``, for very large ε (the solver needs strong convexity).
+
+    ``dim`` counts every weight (the intercept included); ``epsilon`` is the budget of one problem.
+    """
+    budget = curvature / (n * math.expm1(epsilon / 4.0)) if epsilon < 2000.0 else 0.0
+    utility = 2.0 * math.sqrt(dim * (dim + 1.0)) / (n * epsilon * DEFAULT_WEIGHT_NORM)
+    return max(budget, utility, MIN_DEFAULT_REG_LAMBDA)
 
 
 def objective_perturbation(

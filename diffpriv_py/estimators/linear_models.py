@@ -204,12 +204,15 @@ def build_problem(
 # ---- constructor-argument converters ----------------------------------------------------------------------------
 
 
-def _reg_lambda(value: Any) -> float | tuple[float, ...]:
+def _reg_lambda(value: Any) -> float | tuple[float, ...] | str:
     fix = "reg_lambda is the L2 regularisation strength Λ: pass a positive number such as 0.01, a list of candidates,"
-    fix += ' or "private" to choose among the default grid privately (CMS\'11 Algorithm 3).'
+    fix += ' "private" to choose among the default grid privately (CMS\'11 Algorithm 3), or "auto" for the default'
+    fix += " rule from public quantities (n, number of weights, ε, the loss's curvature)."
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value.item()
     if isinstance(value, str):
+        if value == "auto":
+            return value
         if value != "private":
             raise ValueError(f"Unknown reg_lambda {value!r}. {fix}")
         return DEFAULT_REG_LAMBDA_GRID
@@ -284,7 +287,7 @@ def _bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
 class _LinearERM(DPMech):
     """Shared machinery of :class:`LogisticRegression` and :class:`SVM` (see their docstrings)."""
 
-    reg_lambda: float | tuple[float, ...] = attrs.field(converter=_reg_lambda)
+    reg_lambda: float | tuple[float, ...] | str = attrs.field(default="auto", converter=_reg_lambda)
     perturbation: str = attrs.field(default="objective", kw_only=True, validator=_perturbation)
     data_norm: float = attrs.field(default=None, kw_only=True, converter=_data_norm)
     fit_intercept: bool = attrs.field(default=True, kw_only=True, validator=_bool)
@@ -336,6 +339,10 @@ class _LinearERM(DPMech):
         if value1.classes.shape != value2.classes.shape or np.any(value1.classes != value2.classes):
             return math.inf  # inferred label sets differ: the model's shape itself reveals the change
         grid = self.reg_lambda if isinstance(self.reg_lambda, tuple) else (self.reg_lambda,)
+        if self.reg_lambda == "auto":
+            # Λ is resolved at release time (it depends on ε); the bound nΛ‖Δf‖ ≤ 2 holds for every Λ, so the
+            # distance is measured over the default grid.
+            grid = DEFAULT_REG_LAMBDA_GRID
         loss = self._loss()
         worst = 0.0
         for reg in grid:
@@ -350,12 +357,25 @@ class _LinearERM(DPMech):
         if isinstance(self.reg_lambda, tuple):
             weights, reg = self._select_reg_lambda(value, epsilon, rng)
         else:
-            reg = self.reg_lambda
+            reg = self._resolve_reg_lambda(value, epsilon)
             weights = self._fit_weights(value.Z, value.codes, value.classes.size, reg, epsilon, rng)
         coef, intercept = self._to_user_coordinates(weights, value)
         return LinearClassifierModel(
             coef=coef, intercept=intercept, classes=value.classes, loss=self.loss_name, reg_lambda=reg
         )
+
+    def _resolve_reg_lambda(self, problem: ERMProblem, epsilon: float) -> float:
+        """The given Λ, or for ``"auto"`` :func:`~._erm.default_reg_lambda` of (n, weights, ε per problem, c).
+
+        Only public quantities enter: n, the number of weights, the number of classes (from ``classes=`` or, when
+        inferred, the label set treated as public) and ε. Output perturbation spends no budget on the curvature
+        term, so its rule has no budget floor (c = 0 there).
+        """
+        if self.reg_lambda != "auto":
+            return self.reg_lambda
+        n_problems = 1 if problem.classes.size == 2 else problem.classes.size
+        curvature = self._loss().curvature if self.perturbation == "objective" else 0.0
+        return _erm.default_reg_lambda(problem.n, problem.Z.shape[1], epsilon / n_problems, curvature)
 
     def _to_user_coordinates(self, weights: np.ndarray, problem: ERMProblem) -> tuple[np.ndarray, np.ndarray]:
         """Weights on z = [a·x/R, b] (or x/R) → (coef, intercept) on the user's x; works on stacks (..., K, p)."""
@@ -371,11 +391,10 @@ class _LinearERM(DPMech):
         if self.perturbation == "output" and not isinstance(self.reg_lambda, tuple):
             signs = _signs(value)
             loss = self._loss()
-            scale = _erm.output_noise_scale(
-                value.n, self.reg_lambda, privacy_params.epsilon / len(signs), self.sensitivity
-            )
+            reg = self._resolve_reg_lambda(value, privacy_params.epsilon)
+            scale = _erm.output_noise_scale(value.n, reg, privacy_params.epsilon / len(signs), self.sensitivity)
             p = value.Z.shape[1]
-            f_star = np.stack([_erm.minimise(value.Z, s, loss, self.reg_lambda) for s in signs])
+            f_star = np.stack([_erm.minimise(value.Z, s, loss, reg) for s in signs])
             direction = rng.standard_normal((n, len(signs), p))
             direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
             weights = _erm.round_to_grid(f_star + direction * rng.gamma(p, scale, size=(n, len(signs), 1)), scale)
@@ -398,6 +417,12 @@ class _LinearERM(DPMech):
         return super().sensitivity_sampler_manual(*args, **kwargs)
 
     def _refuse_sampling_objective(self) -> None:
+        if self.reg_lambda == "auto":
+            raise TypeError(
+                f"{type(self).__name__}(reg_lambda='auto') cannot use a sampled sensitivity: Λ is chosen at release "
+                "time from ε, and a sensitivity sampled at one Λ does not hold at another. Pass a number for "
+                "reg_lambda."
+            )
         if self.perturbation == "objective":
             raise TypeError(
                 f"{type(self).__name__}(perturbation='objective') cannot use a sampled sensitivity: its noise is "
