@@ -521,6 +521,12 @@ _NOTES = """
       parts, candidate i is trained on part i at the full ε, and the exponential mechanism picks one with
       probability ∝ exp(−ε·errorsᵢ/2) on the last part; ε-DP by parallel composition.
 
+    **Default Λ** (``reg_lambda="auto"``): from n, the number of weights p, the number of one-vs-rest problems K,
+    ε/K and the curvature c only (no data values), Λ minimises the public utility proxy
+    (Λ/2)F² + p(p+1)(2/ε'(Λ))²/(2n²(Λ + θc/p)) (F = 8, θ = 1/4) over Λ ≥ max(c/(n(e^{{ε/4}} − 1)), 1e-6). The
+    lower bound guarantees ε' ≥ ε/2 (no Δ branch); output perturbation uses c = 0. Any Λ > 0 gives the same
+    guarantee; the rule only sets accuracy. The sensitivity sampler is refused with ``"auto"``.
+
     **Sensitivity.** ``sensitivity=`` may be raised but not set below the derived 2 (0 would release the exact
     minimiser); a value set by the sensitivity sampler (output perturbation) is kept with its random-DP guarantee.
 
@@ -546,8 +552,9 @@ class LogisticRegression(_LinearERM):
 
     Parameters
     ----------
-    reg_lambda : float, sequence of float, or "private"
-        Λ > 0. A sequence (or ``"private"`` for ``(1e-4, 1e-3, 1e-2, 1e-1)``) is chosen privately (Algorithm 3).
+    reg_lambda : "auto", float, sequence of float, or "private", default "auto"
+        Λ > 0. ``"auto"`` computes Λ at release time from public quantities only (see Notes). A sequence (or
+        ``"private"`` for ``(1e-4, 1e-3, 1e-2, 1e-1)``) is chosen privately (Algorithm 3).
     perturbation : {"objective", "output"}, default "objective"
         Algorithm 2 (objective perturbation) or Algorithm 1 (output perturbation).
     data_norm : float
@@ -602,8 +609,9 @@ class SVM(_LinearERM):
 
     Parameters
     ----------
-    reg_lambda : float, sequence of float, or "private"
-        Λ > 0. A sequence (or ``"private"`` for ``(1e-4, 1e-3, 1e-2, 1e-1)``) is chosen privately (Algorithm 3).
+    reg_lambda : "auto", float, sequence of float, or "private", default "auto"
+        Λ > 0. ``"auto"`` computes Λ at release time from public quantities only (see Notes). A sequence (or
+        ``"private"`` for ``(1e-4, 1e-3, 1e-2, 1e-1)``) is chosen privately (Algorithm 3).
     loss : {"huber"}, default "huber"
         The only loss with the smoothness objective perturbation needs (the hinge is refused).
     perturbation : {"objective", "output"}, default "objective"
