@@ -157,8 +157,9 @@ def minimise(
     ``_DENSE_HESSIAN_MAX_DIM`` weights the Newton system is solved with the p×p Hessian, which is built (O(n p²))
     only when the previous step was not a full step that cut the gradient fourfold; otherwise the last Hessian is
     corrected by a BFGS update (O(p²)), so a typical solve builds one or two Hessians and otherwise costs two
-    matrix-vector products per step. Above that size, conjugate gradients on Hessian-vector products (O(n p)
-    per product).
+    matrix-vector products per step. A full step that halves the gradient norm is kept without evaluating the
+    objective; any other step is backtracked under the Armijo rule. Above that size, conjugate gradients on
+    Hessian-vector products (O(n p) per product).
 
     Raises
     ------
@@ -169,18 +170,25 @@ def minimise(
     lin = np.zeros(p) if lin is None else lin
     w = np.zeros(p) if w0 is None else np.array(w0, dtype=np.float64)
     tol = GRADIENT_TOLERANCE * max(1.0, float(np.linalg.norm(lin)))
+
+    def gradient(w: np.ndarray, margins: np.ndarray) -> np.ndarray:
+        return Z.T @ (s * loss.first(margins)) / n + reg * w + lin
+
+    def objective(w: np.ndarray, margins: np.ndarray) -> float:
+        return float(np.mean(loss.value(margins)) + 0.5 * reg * (w @ w) + lin @ w)
+
     margins = s * (Z @ w)
-    value = float(np.mean(loss.value(margins)) + 0.5 * reg * (w @ w) + lin @ w)
-    gnorm, hess, t = math.inf, None, 0.0
-    grad = step = np.zeros(p)
+    grad = gradient(w, margins)
+    gnorm = float(np.linalg.norm(grad))
+    value: float | None = None  # the objective at w, computed only when a line search needs it
+    hess, fast = None, False
+    moved = change = np.zeros(p)
     for _ in range(_MAX_NEWTON_STEPS):
-        # ℓ'' is needed only when a Hessian is built or applied: computed lazily (most dense steps skip it).
-        grad, grad_old = Z.T @ (s * loss.first(margins)) / n + reg * w + lin, grad
-        previous, gnorm = gnorm, float(np.linalg.norm(grad))
         if gnorm <= tol:
             return w
         if p <= _DENSE_HESSIAN_MAX_DIM:
-            if hess is None or not (t == 1.0 and gnorm <= 0.25 * previous):
+            if hess is None or not fast:
+                # ℓ'' is computed only here: most steps update the Hessian instead of rebuilding it.
                 hess = _gram(Z, loss.second(margins)) / n
                 hess[np.diag_indices_from(hess)] += reg
             else:
@@ -189,7 +197,6 @@ def minimise(
                 # the linear rate of a frozen Hessian into a superlinear one. The matrix stays positive definite
                 # (yᵀs ≥ reg‖s‖² > 0 by strong convexity), so the step is a descent direction, and the exact
                 # gradient alone decides convergence.
-                moved, change = t * step, grad - grad_old
                 curvature = float(change @ moved)
                 if curvature > 0.0:
                     h_moved = hess @ moved
@@ -206,21 +213,40 @@ def minimise(
         slope = float(grad @ step)
         if slope >= 0.0:  # pragma: no cover - a descent direction by positive definiteness
             step, slope = -grad, -(gnorm**2)
+        w_new = w + step
+        margins_new = s * (Z @ w_new)
+        grad_new = gradient(w_new, margins_new)
+        gnorm_new = float(np.linalg.norm(grad_new))
         t = 1.0
-        while True:
-            w_new = w + t * step
-            margins_new = s * (Z @ w_new)
-            value_new = float(np.mean(loss.value(margins_new)) + 0.5 * reg * (w_new @ w_new) + lin @ w_new)
+        # The full step is kept when it halves the gradient norm: the gradient there is needed next anyway, and
+        # the objective (one more pass over the margins) is then not evaluated. Otherwise Armijo backtracking on
+        # the objective, which makes the method globally convergent; the exact gradient alone decides when to stop.
+        if not gnorm_new <= 0.5 * gnorm:
+            if value is None:
+                value = objective(w, margins)
+            value_new = objective(w_new, margins_new)
             # Armijo, or (near the optimum, where the decrease is below the objective's rounding) the full step.
-            if value_new <= value + 1e-4 * t * slope or (t == 1.0 and abs(slope) < 1e-12 * max(1.0, abs(value))):
-                break
-            t *= 0.5
-            if t < 1e-12:
-                raise ConvergenceError(
-                    f"The ERM line search stalled at gradient norm {gnorm:.3g} (tolerance {tol:.3g}). Nothing was "
-                    "released. Try a larger reg_lambda (the problem is badly conditioned)."
-                )
-        w, margins, value = w_new, margins_new, value_new
+            while not (
+                value_new <= value + 1e-4 * t * slope or (t == 1.0 and abs(slope) < 1e-12 * max(1.0, abs(value)))
+            ):
+                t *= 0.5
+                if t < 1e-12:
+                    raise ConvergenceError(
+                        f"The ERM line search stalled at gradient norm {gnorm:.3g} (tolerance {tol:.3g}). Nothing "
+                        "was released. Try a larger reg_lambda (the problem is badly conditioned)."
+                    )
+                w_new = w + t * step
+                margins_new = s * (Z @ w_new)
+                value_new = objective(w_new, margins_new)
+            if t < 1.0:
+                grad_new = gradient(w_new, margins_new)
+                gnorm_new = float(np.linalg.norm(grad_new))
+            value = value_new
+        else:
+            value = None
+        fast = t == 1.0 and gnorm_new <= 0.25 * gnorm
+        moved, change = w_new - w, grad_new - grad
+        w, margins, grad, gnorm = w_new, margins_new, grad_new, gnorm_new
     raise ConvergenceError(
         f"The ERM solver did not reach the exact minimiser in {_MAX_NEWTON_STEPS} Newton steps (gradient norm "
         f"{gnorm:.3g}, tolerance {tol:.3g}). Nothing was released. Try a larger reg_lambda."
