@@ -338,11 +338,13 @@ class _LinearERM(DPMech):
             raise ValueError(f"Replace-one neighbours have the same number of records; got {value1.n} and {value2.n}.")
         if value1.classes.shape != value2.classes.shape or np.any(value1.classes != value2.classes):
             return math.inf  # inferred label sets differ: the model's shape itself reveals the change
-        grid = self.reg_lambda if isinstance(self.reg_lambda, tuple) else (self.reg_lambda,)
-        if self.reg_lambda == "auto":
-            # Λ is resolved at release time (it depends on ε); the bound nΛ‖Δf‖ ≤ 2 holds for every Λ, so the
-            # distance is measured over the default grid.
+        grid: tuple[float, ...]
+        if isinstance(self.reg_lambda, str):
+            # "auto": Λ is resolved at release time (it depends on ε); the bound nΛ‖Δf‖ ≤ 2 holds for every Λ, so
+            # the distance is measured over the default grid.
             grid = DEFAULT_REG_LAMBDA_GRID
+        else:
+            grid = self.reg_lambda if isinstance(self.reg_lambda, tuple) else (self.reg_lambda,)
         loss = self._loss()
         worst = 0.0
         for reg in grid:
@@ -371,7 +373,7 @@ class _LinearERM(DPMech):
         inferred, the label set treated as public) and ε. Output perturbation spends no budget on the curvature
         term, so its rule has no budget floor (c = 0 there).
         """
-        if self.reg_lambda != "auto":
+        if isinstance(self.reg_lambda, float):
             return self.reg_lambda
         n_problems = 1 if problem.classes.size == 2 else problem.classes.size
         curvature = self._loss().curvature if self.perturbation == "objective" else 0.0
@@ -450,6 +452,7 @@ class _LinearERM(DPMech):
     ) -> tuple[np.ndarray, float]:
         """CMS'11 Algorithm 3: train candidate i on part i at the full ε, pick by held-out errors with the EM."""
         grid = self.reg_lambda
+        assert isinstance(grid, tuple)  # the caller's branch
         m = len(grid)
         if problem.n < 2 * (m + 1):
             raise ValueError(
