@@ -637,6 +637,14 @@ def test_default_reg_lambda_is_auto_and_a_function_of_public_quantities_only(rng
     assert LogisticRegression(data_norm=1.0, fit_intercept=False).release_response(
         dp.Eps(2.0), (X1[y1 < 2], y1[y1 < 2]), rng=0
     ).response.reg_lambda == _erm.default_reg_lambda(200, 4, 2.0, 0.25)
+    # The facades default to the same rule; sensitivity_norm still measures nΛ‖Δf‖ ≤ 2 (over the default grid).
+    from diffpriv_py.sklearn import LogisticRegression as SkLR
+
+    clf = SkLR(epsilon=2.0, data_norm=1.0, classes=[0, 1, 2], rng=0).fit(X1, y1)
+    assert clf.reg_lambda == "auto" and clf.reg_lambda_ == _erm.default_reg_lambda(300, 5, 2.0 / 3, 0.25)
+    X1b, y1b = X1.copy(), y1.copy()
+    X1b[0], y1b[0] = -X1b[0], (y1b[0] + 1) % 3
+    assert 0.0 < LogisticRegression(data_norm=1.0).sensitivity_norm((X1, y1), (X1b, y1b)) <= 2.0
 
 
 @pytest.mark.parametrize("curvature", [0.25, 1.0, 5.0])
