@@ -2,6 +2,8 @@
 
 Run:  python benchmarks/bench_erm.py [--quick] [--tasks adult synthetic_easy breast_cancer digits]
       [--peer-python /work/bench-venv/bin/python]
+      python benchmarks/bench_erm.py --defaults [--seeds 10]   # both libraries at their defaults, test accuracy
+      python benchmarks/bench_erm.py --solver                   # our exact solver against scikit-learn's lbfgs
 
 diffpriv_py runs in this process; diffprivlib (never a dependency; ``benchmarks/setup_peers.sh``) runs in the peer
 environment in a child process started from this script on the *same arrays* (passed through an .npz file), the
@@ -23,7 +25,15 @@ Tasks and preprocessing (identical for both libraries; every row ends inside the
   features clipped to the public range [−8, 8], divided by 8√20.
 * ``breast_cancer``, ``digits`` (10 classes, one-vs-rest): python_peers.md §4.4's protocol, 70/30 stratified split
   (random_state = 0), StandardScaler fitted on the training part (a non-private step, as in that study), rows
-  scaled to unit norm.
+  scaled to unit norm. ``digits_binary``: the same rows, label digit ≥ 5.
+* ``adult_bounded``: ``load_adult(bounded=True)`` train / test as shipped (features in [0, 1] from public bounds,
+  104 columns), data_norm = √13, no further scaling.
+
+``--defaults`` fits each library with its *default* regularisation (diffpriv_py ``reg_lambda="auto"``, diffprivlib
+``C=1``) and the same data_norm, ε ∈ {0.1, 0.5, 1, 2, 5}, seeds 0..9, and reports mean test accuracy (sd).
+``--solver`` times one exact solve (``_erm.minimise``, ‖∇‖ ≤ 1e-10) against scikit-learn's lbfgs at its default
+tolerance on the same normalised 10⁵ × 50 problem at C = 1/(nΛ), interleaved in one process, CPU time, one BLAS
+thread, medians.
 """
 
 from __future__ import annotations
@@ -108,6 +118,14 @@ def load_task(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
         return scale(Xtr), ytr, scale(Xte), yte
     from sklearn.preprocessing import StandardScaler
 
+    if name == "digits_binary":
+        Xtr, ytr, Xte, yte = load_task("digits")
+        return Xtr, (ytr >= 5).astype(int), Xte, (yte >= 5).astype(int)
+    if name == "adult_bounded":
+        from diffpriv_py.datasets import load_adult
+
+        train, test = load_adult(bounded=True), load_adult(bounded=True, subset="test")
+        return train.data, train.target, test.data, test.target
     X, y = {"breast_cancer": datasets.load_breast_cancer, "digits": datasets.load_digits}[name](return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
     scaler = StandardScaler().fit(Xtr)
@@ -320,6 +338,126 @@ def head_to_head(tasks, peer_python: str, *, quick: bool) -> None:
     print("\n".join(lines))
 
 
+# ---- defaults against defaults -------------------------------------------------------------------------------------
+
+DEFAULT_TASKS = ("breast_cancer", "digits_binary", "digits", "adult_bounded", "synthetic_easy")
+DEFAULT_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
+
+
+def task_data_norm(name: str) -> float:
+    """The public row-norm bound of each task's preprocessing (√13 for Adult's bounded encoding, else 1)."""
+    return math.sqrt(13.0) if name == "adult_bounded" else 1.0
+
+
+def peer_defaults(npz: str, data_norm: float, epsilons: list[float], seeds: int) -> None:
+    """diffprivlib at its defaults (C = 1, fit_intercept=True): test accuracies per ε and seed, as JSON."""
+    import warnings
+
+    from diffprivlib.models import LogisticRegression as DplLR
+    from threadpoolctl import threadpool_limits
+
+    warnings.filterwarnings("ignore")
+    data = np.load(npz)
+    Xtr, ytr, Xte, yte = data["Xtr"], data["ytr"], data["Xte"], data["yte"]
+    out = {}
+    with threadpool_limits(1):
+        for eps in epsilons:
+            out[str(eps)] = [
+                float(
+                    np.mean(DplLR(epsilon=eps, data_norm=data_norm, random_state=s).fit(Xtr, ytr).predict(Xte) == yte)
+                )
+                for s in range(seeds)
+            ]
+    print(json.dumps(out))
+
+
+def defaults(tasks, peer_python: str, seeds: int) -> None:
+    """Default against default: mean test accuracy (sd over seeds) of both libraries, and the Λ our rule picked."""
+    from threadpoolctl import threadpool_limits
+
+    import diffpriv_py as dp
+    from diffpriv_py import estimators
+
+    header = "| task (n_train, d, K) | method | " + " | ".join(f"ε = {e:g}" for e in DEFAULT_EPSILONS) + " |"
+    lines = [header, "|---|---|" + "---|" * len(DEFAULT_EPSILONS)]
+    for task in tasks:
+        Xtr, ytr, Xte, yte = load_task(task)
+        R = task_data_norm(task)
+        classes = sorted(set(ytr.tolist()))
+        theirs = {}
+        if os.path.exists(peer_python):
+            with tempfile.TemporaryDirectory() as tmp:
+                npz = os.path.join(tmp, "data.npz")
+                np.savez(npz, Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte)
+                env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+                cmd = [peer_python, os.path.abspath(__file__), "--peer-defaults", npz, "--data-norm", str(R)]
+                cmd += ["--eps", *map(str, DEFAULT_EPSILONS), "--runs", str(seeds)]
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+                if proc.returncode == 0:
+                    theirs = json.loads(proc.stdout.strip().splitlines()[-1])
+                else:
+                    print(f"(diffprivlib run failed: {proc.stderr.strip()[-500:]})", file=sys.stderr)
+        ours_cells, lams = [], []
+        mech = estimators.LogisticRegression(data_norm=R, classes=classes)
+        with threadpool_limits(1):
+            for eps in DEFAULT_EPSILONS:
+                models = [mech.release_response(dp.Eps(eps), (Xtr, ytr), rng=s).response for s in range(seeds)]
+                acc = [float(np.mean(m.predict(Xte) == yte)) for m in models]
+                ours_cells.append(f"{statistics.fmean(acc):.3f} ({statistics.pstdev(acc):.3f})")
+                lams.append(f"{models[0].reg_lambda:.1e}")
+        label = f"{task} ({len(ytr)}, {Xtr.shape[1]}, {len(classes)})"
+        lines.append(f"| {label} | diffpriv_py default | " + " | ".join(ours_cells) + " |")
+        lines.append('| | its Λ (`"auto"`) | ' + " | ".join(lams) + " |")
+        if theirs:
+            cells = [
+                f"{statistics.fmean(theirs[str(e)]):.3f} ({statistics.pstdev(theirs[str(e)]):.3f})"
+                for e in DEFAULT_EPSILONS
+            ]
+            lines.append("| | diffprivlib default | " + " | ".join(cells) + " |")
+        print("\n".join(lines[-3:]), file=sys.stderr, flush=True)
+    print("\n".join(lines))
+
+
+# ---- the solver against scikit-learn -------------------------------------------------------------------------------
+
+
+def solver(repeats: int = 7) -> None:
+    """One exact solve (‖∇‖ ≤ 1e-10) against scikit-learn's lbfgs (default tol) on the same 10⁵ × 50 problem."""
+    from sklearn.linear_model import LogisticRegression as SkLR
+    from threadpoolctl import threadpool_limits
+
+    from diffpriv_py.estimators import _erm
+    from diffpriv_py.estimators.linear_models import build_problem
+
+    rng = np.random.default_rng(0)
+    n, d = 100_000, 50
+    X = rng.normal(size=(n, d))
+    y = (X @ rng.normal(size=d) / math.sqrt(d) + rng.logistic(size=n) > 0).astype(int)
+    problem = build_problem((X / (3.0 * math.sqrt(d)), y), data_norm=1.0, fit_intercept=True, classes=(0, 1))
+    Z, s = problem.Z, np.where(problem.codes == 1, 1.0, -1.0)
+
+    def grad_norm(w, lam):
+        return float(np.linalg.norm(Z.T @ (s * _erm.LOGISTIC.first(s * (Z @ w))) / n + lam * w))
+
+    print("| Λ (C = 1/(nΛ)) | ours (‖∇‖ ≤ 1e-10) | sklearn lbfgs (tol 1e-4) | ratio | ‖∇‖ ours | ‖∇‖ sklearn |")
+    print("|---|---|---|---|---|---|")
+    with threadpool_limits(1):
+        for lam in (1e-3, 1e-4):
+            mine, theirs = [], []
+            for _ in range(repeats):  # interleaved, so both see the same machine load
+                start = time.process_time()
+                w = _erm.minimise(Z, s, _erm.LOGISTIC, lam)
+                mine.append(time.process_time() - start)
+                start = time.process_time()
+                sk = SkLR(C=1 / (n * lam), fit_intercept=False).fit(Z, problem.codes)
+                theirs.append(time.process_time() - start)
+            a, b = statistics.median(mine), statistics.median(theirs)
+            print(
+                f"| {lam:g} | {a * 1e3:.0f} ms | {b * 1e3:.0f} ms | {a / b:.2f} | {grad_norm(w, lam):.1e} | "
+                f"{grad_norm(sk.coef_[0], lam):.1e} |"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="*", default=list(EPSILONS))
@@ -333,9 +471,24 @@ def main() -> None:
     parser.add_argument(
         "--head-to-head", action="store_true", help="same (ε, Λ), no intercept in both, many runs (HEAD_TO_HEAD)"
     )
+    parser.add_argument("--defaults", action="store_true", help="both libraries at their default regularisation")
+    parser.add_argument("--seeds", type=int, default=10, help="releases per cell for --defaults")
+    parser.add_argument("--solver", action="store_true", help="time the exact solver against sklearn's lbfgs")
+    parser.add_argument("--peer-defaults", help=argparse.SUPPRESS)
+    parser.add_argument("--data-norm", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.peer:
         peer_main(args.peer, args.eps, args.runs, args.lambdas, [bool(i) for i in args.intercepts])
+        return
+    if args.peer_defaults:
+        peer_defaults(args.peer_defaults, args.data_norm, args.eps, args.runs)
+        return
+    if args.solver:
+        solver()
+        return
+    if args.defaults:
+        tasks = args.tasks if args.tasks != list(EPSILONS) else list(DEFAULT_TASKS)
+        defaults(tasks, args.peer_python, args.seeds)
         return
 
     from threadpoolctl import threadpool_limits

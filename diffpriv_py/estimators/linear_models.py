@@ -198,12 +198,15 @@ def build_problem(
 # ---- constructor-argument converters ----------------------------------------------------------------------------
 
 
-def _reg_lambda(value: Any) -> float | tuple[float, ...]:
+def _reg_lambda(value: Any) -> float | tuple[float, ...] | str:
     fix = "reg_lambda is the L2 regularisation strength Λ: pass a positive number such as 0.01, a list of candidates,"
-    fix += ' or "private" to choose among the default grid privately (CMS\'11 Algorithm 3).'
+    fix += ' "private" to choose among the default grid privately (CMS\'11 Algorithm 3), or "auto" for the default'
+    fix += " rule from public quantities (n, number of weights, ε, the loss's curvature)."
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value.item()
     if isinstance(value, str):
+        if value == "auto":
+            return value
         if value != "private":
             raise ValueError(f"Unknown reg_lambda {value!r}. {fix}")
         return DEFAULT_REG_LAMBDA_GRID
@@ -278,7 +281,7 @@ def _bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
 class _LinearERM(DPMech):
     """Shared machinery of :class:`LogisticRegression` and :class:`SVM` (see their docstrings)."""
 
-    reg_lambda: float | tuple[float, ...] = attrs.field(converter=_reg_lambda)
+    reg_lambda: float | tuple[float, ...] | str = attrs.field(default="auto", converter=_reg_lambda)
     perturbation: str = attrs.field(default="objective", kw_only=True, validator=_perturbation)
     data_norm: float = attrs.field(default=None, kw_only=True, converter=_data_norm)
     fit_intercept: bool = attrs.field(default=True, kw_only=True, validator=_bool)
@@ -329,7 +332,13 @@ class _LinearERM(DPMech):
             raise ValueError(f"Replace-one neighbours have the same number of records; got {value1.n} and {value2.n}.")
         if value1.classes.shape != value2.classes.shape or np.any(value1.classes != value2.classes):
             return math.inf  # inferred label sets differ: the model's shape itself reveals the change
-        grid = self.reg_lambda if isinstance(self.reg_lambda, tuple) else (self.reg_lambda,)
+        grid: tuple[float, ...]
+        if isinstance(self.reg_lambda, str):
+            # "auto": Λ is resolved at release time (it depends on ε); the bound nΛ‖Δf‖ ≤ 2 holds for every Λ, so
+            # the distance is measured over the default grid.
+            grid = DEFAULT_REG_LAMBDA_GRID
+        else:
+            grid = self.reg_lambda if isinstance(self.reg_lambda, tuple) else (self.reg_lambda,)
         loss = self._loss()
         worst = 0.0
         for reg in grid:
@@ -344,12 +353,25 @@ class _LinearERM(DPMech):
         if isinstance(self.reg_lambda, tuple):
             weights, reg = self._select_reg_lambda(value, epsilon, rng)
         else:
-            reg = self.reg_lambda
+            reg = self._resolve_reg_lambda(value, epsilon)
             weights = self._fit_weights(value.Z, value.codes, value.classes.size, reg, epsilon, rng)
         coef, intercept = self._to_user_coordinates(weights, value)
         return LinearClassifierModel(
             coef=coef, intercept=intercept, classes=value.classes, loss=self.loss_name, reg_lambda=reg
         )
+
+    def _resolve_reg_lambda(self, problem: ERMProblem, epsilon: float) -> float:
+        """The given Λ, or for ``"auto"`` :func:`~._erm.default_reg_lambda` of (n, weights, ε per problem, c).
+
+        Only public quantities enter: n, the number of weights, the number of classes (from ``classes=`` or, when
+        inferred, the label set treated as public) and ε. Output perturbation spends no budget on the curvature
+        term, so its rule has no budget floor (c = 0 there).
+        """
+        if isinstance(self.reg_lambda, float):
+            return self.reg_lambda
+        n_problems = 1 if problem.classes.size == 2 else problem.classes.size
+        curvature = self._loss().curvature if self.perturbation == "objective" else 0.0
+        return _erm.default_reg_lambda(problem.n, problem.Z.shape[1], epsilon / n_problems, curvature)
 
     def _to_user_coordinates(self, weights: np.ndarray, problem: ERMProblem) -> tuple[np.ndarray, np.ndarray]:
         """Weights on z = [a·x/R, b] (or x/R) → (coef, intercept) on the user's x; works on stacks (..., K, p)."""
@@ -365,11 +387,10 @@ class _LinearERM(DPMech):
         if self.perturbation == "output" and not isinstance(self.reg_lambda, tuple):
             signs = _signs(value)
             loss = self._loss()
-            scale = _erm.output_noise_scale(
-                value.n, self.reg_lambda, privacy_params.epsilon / len(signs), self.sensitivity
-            )
+            reg = self._resolve_reg_lambda(value, privacy_params.epsilon)
+            scale = _erm.output_noise_scale(value.n, reg, privacy_params.epsilon / len(signs), self.sensitivity)
             p = value.Z.shape[1]
-            f_star = np.stack([_erm.minimise(value.Z, s, loss, self.reg_lambda) for s in signs])
+            f_star = np.stack([_erm.minimise(value.Z, s, loss, reg) for s in signs])
             direction = rng.standard_normal((n, len(signs), p))
             direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
             weights = _erm.round_to_grid(f_star + direction * rng.gamma(p, scale, size=(n, len(signs), 1)), scale)
@@ -392,6 +413,12 @@ class _LinearERM(DPMech):
         return super().sensitivity_sampler_manual(*args, **kwargs)
 
     def _refuse_sampling_objective(self) -> None:
+        if self.reg_lambda == "auto":
+            raise TypeError(
+                f"{type(self).__name__}(reg_lambda='auto') cannot use a sampled sensitivity: Λ is chosen at release "
+                "time from ε, and a sensitivity sampled at one Λ does not hold at another. Pass a number for "
+                "reg_lambda."
+            )
         if self.perturbation == "objective":
             raise TypeError(
                 f"{type(self).__name__}(perturbation='objective') cannot use a sampled sensitivity: its noise is "
@@ -419,6 +446,7 @@ class _LinearERM(DPMech):
     ) -> tuple[np.ndarray, float]:
         """CMS'11 Algorithm 3: train candidate i on part i at the full ε, pick by held-out errors with the EM."""
         grid = self.reg_lambda
+        assert isinstance(grid, tuple)  # the caller's branch
         m = len(grid)
         if problem.n < 2 * (m + 1):
             raise ValueError(
@@ -490,6 +518,12 @@ _NOTES = """
       parts, candidate i is trained on part i at the full ε, and the exponential mechanism picks one with
       probability ∝ exp(−ε·errorsᵢ/2) on the last part; ε-DP by parallel composition.
 
+    **Default Λ** (``reg_lambda="auto"``): from n, the number of weights p, the number of one-vs-rest problems K,
+    ε/K and the curvature c only (no data values), Λ minimises the public utility proxy
+    (Λ/2)F² + p(p+1)(2/ε'(Λ))²/(2n²(Λ + θc/p)) (F = 8, θ = 1/4) over Λ ≥ max(c/(n(e^{{ε/4}} − 1)), 1e-6). The
+    lower bound guarantees ε' ≥ ε/2 (no Δ branch); output perturbation uses c = 0. Any Λ > 0 gives the same
+    guarantee; the rule only sets accuracy. The sensitivity sampler is refused with ``"auto"``.
+
     **Sensitivity.** ``sensitivity=`` may be raised but not set below the derived 2 (0 would release the exact
     minimiser); a value set by the sensitivity sampler (output perturbation) is kept with its random-DP guarantee.
 
@@ -515,8 +549,9 @@ class LogisticRegression(_LinearERM):
 
     Parameters
     ----------
-    reg_lambda : float, sequence of float, or "private"
-        Λ > 0. A sequence (or ``"private"`` for ``(1e-4, 1e-3, 1e-2, 1e-1)``) is chosen privately (Algorithm 3).
+    reg_lambda : "auto", float, sequence of float, or "private", default "auto"
+        Λ > 0. ``"auto"`` computes Λ at release time from public quantities only (see Notes). A sequence (or
+        ``"private"`` for ``(1e-4, 1e-3, 1e-2, 1e-1)``) is chosen privately (Algorithm 3).
     perturbation : {"objective", "output"}, default "objective"
         Algorithm 2 (objective perturbation) or Algorithm 1 (output perturbation).
     data_norm : float
@@ -571,8 +606,9 @@ class SVM(_LinearERM):
 
     Parameters
     ----------
-    reg_lambda : float, sequence of float, or "private"
-        Λ > 0. A sequence (or ``"private"`` for ``(1e-4, 1e-3, 1e-2, 1e-1)``) is chosen privately (Algorithm 3).
+    reg_lambda : "auto", float, sequence of float, or "private", default "auto"
+        Λ > 0. ``"auto"`` computes Λ at release time from public quantities only (see Notes). A sequence (or
+        ``"private"`` for ``(1e-4, 1e-3, 1e-2, 1e-1)``) is chosen privately (Algorithm 3).
     loss : {"huber"}, default "huber"
         The only loss with the smoothness objective perturbation needs (the hinge is refused).
     perturbation : {"objective", "output"}, default "objective"

@@ -45,9 +45,12 @@ _COMMON_PARAMETERS = """
         Privacy loss ε of one ``fit``; a required keyword (no default: a privacy level is never chosen for you).
     data_norm : float
         Required public bound on the L2 norm of a row of X; rows are clipped to it. Never taken from the data.
-    reg_lambda : float, sequence of float or "private", default 1e-3
-        L2 regularisation Λ of the mean loss (scikit-learn's ``C`` is 1/(nΛ)). A sequence, or ``"private"``,
-        is chosen privately by CMS'11 Algorithm 3.
+    reg_lambda : "auto", float, sequence of float or "private", default "auto"
+        L2 regularisation Λ of the mean loss on rows normalised into the unit ball (scikit-learn's ``C`` is
+        1/(nΛ)). ``"auto"`` picks Λ at each ``fit`` from public quantities only (n, the number of weights and of
+        classes, ε): never below the value that leaves ε/2 for the noise (the rule is in the Notes of
+        :class:`diffpriv_py.estimators.LogisticRegression`). A sequence, or ``"private"``, is chosen
+        privately by CMS'11 Algorithm 3.
     perturbation : {"objective", "output"}, default "objective"
     fit_intercept : bool, default True
         The constant is appended inside the norm bound: rows become [√(1 − b²)·x/R, b].
@@ -111,7 +114,7 @@ class LogisticRegression(_LinearClassifier):
         *,
         epsilon: float,
         data_norm: float | None = None,
-        reg_lambda: Any = 1e-3,
+        reg_lambda: Any = "auto",
         perturbation: str = "objective",
         fit_intercept: bool = True,
         intercept_scaling: float = 0.25,
@@ -182,7 +185,7 @@ class SVM(_LinearClassifier):
         *,
         epsilon: float,
         data_norm: float | None = None,
-        reg_lambda: Any = 1e-3,
+        reg_lambda: Any = "auto",
         perturbation: str = "objective",
         fit_intercept: bool = True,
         intercept_scaling: float = 0.25,
