@@ -1,4 +1,4 @@
-"""k-means clustering under differential privacy: DPLloyd, the improved DPLloyd of Su et al., input perturbation.
+"""k-means clustering under differential privacy: coreset seeding, (improved) DPLloyd, input perturbation.
 
 All three run on the data mapped into the unit box [-1, 1]^d by the public, per-feature ``bounds`` (records outside
 are clipped), which is the normalisation Su et al. analyse. The released model is a small frozen
@@ -21,7 +21,7 @@ from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
 from ..mechanisms.laplace import Laplace
 from ..privacy import Eps
 
-__all__ = ["DPLloydPlan", "KMeans", "KMeansModel"]
+__all__ = ["CoresetPlan", "DPLloydPlan", "KMeans", "KMeansModel", "auto_method"]
 
 RHO = 0.225
 """Su et al.'s constant ρ in the count/sum budget ratio (4dρ²)^{1/3} and the iteration rule."""
@@ -39,6 +39,26 @@ _N_INIT_NOISY = 3
 """k-means++ restarts of the (free, post-processing) Lloyd run on input-perturbed data."""
 
 _MAX_ITER_NOISY = 100
+
+AUTO_SIGNAL = 20.0
+"""``method="auto"`` seeds from a private coreset when ε·n/(k·d^{3/2}) reaches this, else runs improved DPLloyd."""
+
+SEED_FRACTION = 0.5
+"""Share of ε the coreset seeding spends; the rest goes to the final Lloyd step(s)."""
+
+N_CANDIDATES = 200
+"""Minimum number of data-independent candidate centres whose Voronoi cells form the coreset (at least 4k)."""
+
+CANDIDATE_SPREAD = 1.6
+"""Candidates are uniform in [-s, s]^d with s = min(1, CANDIDATE_SPREAD/√d)."""
+
+SURVIVAL = 3.0
+"""Coreset cells whose noisy count is below this many count-noise scales are dropped (post-processing)."""
+
+_N_INIT_CORESET = 10
+"""k-means++ restarts of the (free) weighted Lloyd run on the private coreset."""
+
+METHODS = ("auto", "coreset", "dplloyd", "input_perturbation")
 
 
 # ---- validation helpers ------------------------------------------------------------------------------------------
@@ -90,8 +110,11 @@ def _bounds(value: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
 
 
 def _method(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if value not in ("dplloyd", "input_perturbation"):
-        raise ValueError(f"The 'method' parameter of KMeans must be 'dplloyd' or 'input_perturbation'. Got {value!r}.")
+    if value not in METHODS:
+        raise ValueError(
+            f"The 'method' parameter of KMeans must be one of {', '.join(map(repr, METHODS))}. Got {value!r}. "
+            "Leave the default 'auto' unless you are reproducing a published method."
+        )
 
 
 MAX_K = 10_000
@@ -252,8 +275,13 @@ def _assign(Z: np.ndarray, C: np.ndarray) -> np.ndarray:
     return labels
 
 
-def _cluster_statistics(Z: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-cluster counts and coordinate sums of ``Z`` assigned to centres ``C`` (exact on the fixed-point grid)."""
+def _cluster_statistics(
+    Z: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster counts and coordinate sums of ``Z`` assigned to centres ``C`` (exact on the fixed-point grid).
+
+    With ``weights`` (only for already-private points, such as a coreset) the counts and sums are weighted.
+    """
     k, d = C.shape
     counts = np.zeros(k)
     sums = np.zeros((k, d))
@@ -262,7 +290,7 @@ def _cluster_statistics(Z: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.nd
         block = Z[start : start + _CHUNK]
         labels = np.argmin(half_norms - block @ C.T, axis=1)
         onehot = np.zeros((block.shape[0], k))
-        onehot[np.arange(block.shape[0]), labels] = 1.0
+        onehot[np.arange(block.shape[0]), labels] = 1.0 if weights is None else weights[start : start + _CHUNK]
         counts += onehot.sum(axis=0)
         sums += onehot.T @ block
     return counts, sums
@@ -313,22 +341,31 @@ def _n_columns(data: Any) -> int:
     return int(data.shape[1]) if len(data.shape) == 2 else 0
 
 
-def _lloyd(Z: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int, max_iter: int) -> tuple[np.ndarray, int]:
-    """Plain Lloyd with k-means++ seeding and restarts; only ever run on already-private data."""
+def _lloyd(
+    Z: np.ndarray,
+    k: int,
+    rng: np.random.Generator,
+    *,
+    n_init: int,
+    max_iter: int,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, int]:
+    """Plain (optionally weighted) Lloyd with k-means++ seeding and restarts; only ever run on already-private data."""
     best, best_cost, best_iter = None, math.inf, 0
     n = Z.shape[0]
     for _ in range(n_init):
         C = np.empty((k, Z.shape[1]))
-        C[0] = Z[rng.integers(n)]
+        C[0] = Z[rng.integers(n) if weights is None else rng.choice(n, p=weights / weights.sum())]
         closest = ((Z - C[0]) ** 2).sum(axis=1)
         for j in range(1, k):
-            total = closest.sum()
-            idx = rng.choice(n, p=closest / total) if total > 0 else rng.integers(n)
+            mass = closest if weights is None else closest * weights
+            total = mass.sum()
+            idx = rng.choice(n, p=mass / total) if total > 0 else rng.integers(n)
             C[j] = Z[idx]
             closest = np.minimum(closest, ((Z - C[j]) ** 2).sum(axis=1))
         it = 0
         for it in range(1, max_iter + 1):  # noqa: B007 - the count is the result
-            counts, sums = _cluster_statistics(Z, C)
+            counts, sums = _cluster_statistics(Z, C, weights)
             filled = counts > 0
             new = C.copy()
             new[filled] = sums[filled] / counts[filled, None]
@@ -336,7 +373,8 @@ def _lloyd(Z: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int, max_
             C = new
             if shift <= 1e-7:  # in units of the box [-1, 1]: far below the noise
                 break
-        cost = _squared_distances(Z, C).min(axis=1).sum()
+        nearest = _squared_distances(Z, C).min(axis=1)
+        cost = nearest.sum() if weights is None else nearest @ weights
         if cost < best_cost:
             best, best_cost, best_iter = C, cost, it
     return best, best_iter
@@ -387,6 +425,59 @@ class DPLloydPlan:
         return math.fsum(self.spends)
 
 
+@attrs.frozen
+class CoresetPlan:
+    """How a coreset-seeded release spends ε: one noisy pass over candidate cells, then DPLloyd step(s).
+
+    Attributes
+    ----------
+    n_candidates : int
+        m, the number of data-independent candidate centres whose Voronoi cells are counted and summed.
+    epsilon_seed_count : float
+        ε of the noisy count histogram over the m cells.
+    epsilon_seed_sums : float
+        ε of the noisy m×d cell sums, shared equally by the d coordinates.
+    lloyd : DPLloydPlan
+        The noisy Lloyd iteration(s) that refine the k centres chosen from the coreset.
+
+    Notes
+    -----
+    By sequential composition the release is ``total``-DP with ``total = epsilon_seed_count + epsilon_seed_sums +
+    lloyd.total``; :meth:`KMeans.plan` makes that equal to the requested ε (rounding down by an ulp if at all).
+    """
+
+    n_candidates: int
+    epsilon_seed_count: float
+    epsilon_seed_sums: float
+    lloyd: DPLloydPlan
+
+    @property
+    def n_iter(self) -> int:
+        """Noisy Lloyd iterations after the seeding pass."""
+        return self.lloyd.n_iter
+
+    @property
+    def spends(self) -> list[float]:
+        """Every ε the release charges, in order: the seeding count and sums, then (count, sums) per iteration."""
+        return [self.epsilon_seed_count, self.epsilon_seed_sums, *self.lloyd.spends]
+
+    @property
+    def total(self) -> float:
+        """The composed ε of the whole release (an exactly rounded sum of :attr:`spends`)."""
+        return math.fsum(self.spends)
+
+
+def auto_method(epsilon: float, n: int, d: int, k: int) -> str:
+    """The method ``KMeans(method="auto")`` runs: ``"coreset"`` if ε·n/(k·d^{3/2}) ≥ 20, else ``"dplloyd"``.
+
+    A function of public quantities only (ε, and n, d, k, which replace-one neighbours share), so the choice
+    reveals nothing about the data. The quantity is the signal-to-noise ratio of a cluster's noisy mean: a cluster
+    of n/k records has coordinate sums with Laplace noise of scale ∝ d/ε in each of d coordinates. Below the
+    threshold the seeding pass cannot afford to spend half the budget and improved DPLloyd is better.
+    """
+    return "coreset" if epsilon * n / (k * d**1.5) >= AUTO_SIGNAL else "dplloyd"
+
+
 def su_n_iter(epsilon: float, n: int, d: int, k: int) -> int:
     """Su et al.'s iteration count T = ⌊clip(ε/ε_m, 2, 7)⌋, ε_m = √(500·k³/n²·(d + (4dρ²)^{1/3})³).
 
@@ -404,6 +495,17 @@ def _split(epsilon: float, n_iter: int, ratio: float, d: int) -> DPLloydPlan:
     plan = DPLloydPlan(n_iter=n_iter, epsilon_count=eps_count, epsilon_sums=eps_sums, n_features=d)
     while plan.total > epsilon:  # float rounding may overshoot by an ulp; never spend more than asked
         plan = attrs.evolve(plan, epsilon_sums=math.nextafter(plan.epsilon_sums, 0.0))
+    return plan
+
+
+def _coreset_plan(epsilon: float, n_iter: int, d: int, n_candidates: int) -> CoresetPlan:
+    ratio = (4.0 * d * RHO**2) ** (1.0 / 3.0)
+    seed = _split(epsilon * SEED_FRACTION, 1, ratio, d)
+    lloyd = _split(epsilon - seed.total, n_iter, ratio, d)
+    plan = CoresetPlan(n_candidates, seed.epsilon_count, seed.epsilon_sums, lloyd)
+    while plan.total > epsilon:  # float rounding may overshoot by an ulp; never spend more than asked
+        lloyd = attrs.evolve(lloyd, epsilon_sums=math.nextafter(lloyd.epsilon_sums, 0.0))
+        plan = attrs.evolve(plan, lloyd=lloyd)
     return plan
 
 
@@ -536,7 +638,7 @@ class KMeans(DPMech):
     """
 
     k: int = attrs.field(kw_only=False, converter=_k)
-    method: Literal["dplloyd", "input_perturbation"] = attrs.field(default="dplloyd", validator=_method)
+    method: Literal["auto", "coreset", "dplloyd", "input_perturbation"] = attrs.field(default="auto", validator=_method)
     bounds: tuple[tuple[float, ...], tuple[float, ...]] = attrs.field(default=None, converter=_bounds)
     improved: bool = attrs.field(default=True, validator=_bool)
     n_iter: int | None = attrs.field(default=None, converter=_optional_n_iter)
@@ -572,8 +674,16 @@ class KMeans(DPMech):
         Z = np.clip((arr - mid) / half, -1.0, 1.0)
         return _to_grid(Z, grid_bits(arr.shape[0]))
 
-    def plan(self, privacy_params: Eps | float, n_records: int, n_features: int) -> DPLloydPlan:
-        """The iteration count and count/sum budget split a DPLloyd release on n×d data uses.
+    def resolved_method(self, epsilon: float, n_records: int, n_features: int) -> str:
+        """The method a release at ``epsilon`` on n×d data runs: ``method``, or :func:`auto_method`'s choice."""
+        if self.method != "auto":
+            return self.method
+        if not self.improved:  # a request for the original, published DPLloyd
+            return "dplloyd"
+        return auto_method(epsilon, n_records, n_features, self.k)
+
+    def plan(self, privacy_params: Eps | float, n_records: int, n_features: int) -> DPLloydPlan | CoresetPlan:
+        """The iteration count and count/sum budget split a DPLloyd or coreset release on n×d data uses.
 
         Parameters
         ----------
@@ -584,12 +694,16 @@ class KMeans(DPMech):
 
         Returns
         -------
-        DPLloydPlan
-            Its :attr:`~DPLloydPlan.total` equals ε (rounded down if at all).
+        DPLloydPlan or CoresetPlan
+            A :class:`CoresetPlan` if the release seeds from a coreset (see :meth:`resolved_method`). Its ``total``
+            equals ε (rounded down if at all).
         """
         epsilon = privacy_params.epsilon if isinstance(privacy_params, Eps) else Eps(privacy_params).epsilon
         n = check_int(n_records, "n_records", minimum=1, owner="KMeans.plan")
         d = check_int(n_features, "n_features", minimum=1, owner="KMeans.plan")
+        method = self.resolved_method(epsilon, n, d)
+        if method == "coreset":
+            return _coreset_plan(epsilon, self.n_iter or 1, d, max(N_CANDIDATES, 4 * self.k))
         if self.improved:
             n_iter = self.n_iter or su_n_iter(epsilon, n, d, self.k)
             ratio = (4.0 * d * RHO**2) ** (1.0 / 3.0)
@@ -682,9 +796,8 @@ class KMeans(DPMech):
 
     def _release(self, Z: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> KMeansModel:
         centres, n_iter = self._centres(Z, privacy_params, rng, 1)
-        if self.method == "input_perturbation":
-            method = "input_perturbation"
-        else:
+        method = self.resolved_method(privacy_params.epsilon, *Z.shape)
+        if method == "dplloyd":
             method = "dplloyd-improved" if self.improved else "dplloyd"
         return KMeansModel(centroids=centres[0], n_iter=n_iter, method=method)
 
@@ -706,35 +819,76 @@ class KMeans(DPMech):
                 "so it cannot run on out-of-core data (dask, Chunks). Use method='dplloyd', which only needs per-"
                 "cluster counts and sums, computed block by block."
             )
-        if self.method == "input_perturbation":
+        plan = None if self.method == "input_perturbation" else self.plan(privacy_params, n, d)
+        if plan is None:
             centres, n_iter = self._input_perturbation(Z, privacy_params.epsilon, rng, n_releases)
+        elif isinstance(plan, CoresetPlan):
+            centres, n_iter = self._coreset(Z, plan, rng, n_releases)
         else:
-            centres, n_iter = self._dplloyd(Z, self.plan(privacy_params, n, d), rng, n_releases)
+            centres, n_iter = self._dplloyd(Z, plan, rng, n_releases)
         lower, upper = self.box(d)
         mid, half = (lower + upper) / 2.0, (upper - lower) / 2.0
         return np.clip(mid + half * centres, lower, upper), n_iter
 
     # ---- the algorithms ------------------------------------------------------------------------------------------
 
+    def _noisy_statistics(
+        self, Z: np.ndarray, centres: np.ndarray, epsilon_count: float, epsilon_sums: float, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Noisy counts (r, m) and sums (r, m, d) of the Voronoi cells of each release's m public ``centres``.
+
+        Under replace-one a record leaves at most one cell and joins at most one other, whatever m is: the count
+        histogram moves by at most 2 in L1 and the m×d sums by at most 2d, so Lap(2/ε_count) and Lap(2d/ε_sums).
+        """
+        n_releases, _, d = centres.shape
+        if isinstance(Z, _BlockwiseData):  # one pass over the blocks for all releases' centres
+            counts, sums = map_reduce(Z.data, functools.partial(_block_statistics, Z.normaliser, centres))
+        else:
+            stats = [_cluster_statistics(Z, c) for c in centres]
+            counts = np.stack([c for c, _ in stats])
+            sums = np.stack([s for _, s in stats])
+        # One release's aggregates form one row, so the safe sampler's rounding allowance covers every
+        # coordinate a record can move.
+        noisy_counts = _laplace(2.0 * self.sensitivity)._perturb(counts[:, None, :], Eps(epsilon_count), rng)[:, 0, :]
+        noisy_sums = _laplace(2.0 * d * self.sensitivity)._perturb(
+            sums.reshape(n_releases, 1, -1), Eps(epsilon_sums), rng
+        )
+        return noisy_counts, noisy_sums.reshape(sums.shape)
+
     def _dplloyd(
         self, Z: np.ndarray, plan: DPLloydPlan, rng: np.random.Generator, n_releases: int
     ) -> tuple[np.ndarray, int]:
+        centres = self._initial_centres(Z.shape[1], rng, n_releases)
+        return self._lloyd_steps(Z, centres, plan, rng), plan.n_iter
+
+    def _coreset(
+        self, Z: np.ndarray, plan: CoresetPlan, rng: np.random.Generator, n_releases: int
+    ) -> tuple[np.ndarray, int]:
+        """Seed from a private coreset (noisy means and counts of m candidate cells), then run DPLloyd step(s)."""
         d = Z.shape[1]
-        centres = self._initial_centres(d, rng, n_releases)
-        count_noise = _laplace(2.0 * self.sensitivity)
-        sum_noise = _laplace(2.0 * d * self.sensitivity)
+        spread = min(1.0, CANDIDATE_SPREAD / math.sqrt(d))
+        candidates = rng.uniform(-spread, spread, size=(n_releases, plan.n_candidates, d))
+        counts, sums = self._noisy_statistics(Z, candidates, plan.epsilon_seed_count, plan.epsilon_seed_sums, rng)
+        survival = SURVIVAL * 2.0 * self.sensitivity / plan.epsilon_seed_count
+        centres = np.empty((n_releases, self.k, d))
+        for i in range(n_releases):
+            # All post-processing of the noisy cells: drop those that are likely empty (keeping at least k), then
+            # cluster the noisy means weighted by the noisy counts.
+            kept = np.flatnonzero(counts[i] > survival)
+            if kept.size < self.k:
+                kept = np.argsort(-counts[i], kind="stable")[: self.k]
+            weights = np.maximum(counts[i, kept], 1.0)
+            points = np.clip(sums[i, kept] / weights[:, None], -1.0, 1.0)
+            centres[i], _ = _lloyd(
+                points, self.k, rng, n_init=_N_INIT_CORESET, max_iter=_MAX_ITER_NOISY, weights=weights
+            )
+        return self._lloyd_steps(Z, centres, plan.lloyd, rng), plan.n_iter
+
+    def _lloyd_steps(
+        self, Z: np.ndarray, centres: np.ndarray, plan: DPLloydPlan, rng: np.random.Generator
+    ) -> np.ndarray:
         for _ in range(plan.n_iter):
-            if isinstance(Z, _BlockwiseData):  # one pass over the blocks for all releases' centres
-                counts, sums = map_reduce(Z.data, functools.partial(_block_statistics, Z.normaliser, centres))
-            else:
-                stats = [_cluster_statistics(Z, c) for c in centres]
-                counts = np.stack([c for c, _ in stats])
-                sums = np.stack([s for _, s in stats])
-            # One release's aggregates form one row, so the safe sampler's rounding allowance covers every
-            # coordinate a record can move.
-            noisy_counts = count_noise._perturb(counts[:, None, :], Eps(plan.epsilon_count), rng)[:, 0, :]
-            noisy_sums = sum_noise._perturb(sums.reshape(n_releases, 1, -1), Eps(plan.epsilon_sums), rng)
-            noisy_sums = noisy_sums.reshape(sums.shape)
+            noisy_counts, noisy_sums = self._noisy_statistics(Z, centres, plan.epsilon_count, plan.epsilon_sums, rng)
             if self.shrinkage:
                 tau = SHRINKAGE * 2.0 * self.sensitivity / plan.epsilon_count
                 positive = noisy_counts > 0
@@ -745,7 +899,7 @@ class KMeans(DPMech):
                 kept = noisy_counts >= 1.0
                 ratio = np.clip(noisy_sums / np.where(kept, noisy_counts, 1.0)[..., None], -1.0, 1.0)
                 centres = np.where(kept[..., None], ratio, centres)
-        return centres, plan.n_iter
+        return centres
 
     def _input_perturbation(
         self, Z: np.ndarray, epsilon: float, rng: np.random.Generator, n_releases: int

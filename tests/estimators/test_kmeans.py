@@ -77,7 +77,7 @@ def test_kmeans_conforms(case, check):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["dplloyd", "input_perturbation"])
+@pytest.mark.parametrize("method", ["coreset", "dplloyd", "input_perturbation"])
 def test_audit_on_the_worst_case_pair_does_not_refute_the_claim_and_catches_too_little_noise(method):
     """The auditor passes KMeans (default settings) on a corner-to-corner pair and refutes a fifth of the noise.
 
@@ -87,7 +87,7 @@ def test_audit_on_the_worst_case_pair_does_not_refute_the_claim_and_catches_too_
     from diffpriv_py.testing import audit
 
     X, X2 = _worst_pair(n=6, d=1)
-    n = 4000 if method == "dplloyd" else 2000  # input perturbation runs Lloyd once per sample
+    n = 2000 if method == "input_perturbation" else 4000  # input perturbation runs Lloyd once per sample
     assert audit(KMeans(1, bounds=(-1, 1), method=method), X, X2, dp.Eps(1.0), n=n, rng=3).passed
     mech = KMeans(1, bounds=(-1, 1), method=method, n_iter=1, shrinkage=False)
     assert audit(mech, X, X2, dp.Eps(1.0), n=n, rng=3).passed
@@ -98,26 +98,32 @@ def test_audit_on_the_worst_case_pair_does_not_refute_the_claim_and_catches_too_
 # ---- the budget: exactly ε, never more ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("improved", [True, False])
+@pytest.mark.parametrize(
+    "settings",
+    [dict(method="dplloyd"), dict(method="dplloyd", improved=False), dict(method="coreset"), dict(method="auto")],
+    ids=["improved", "original", "coreset", "auto"],
+)
 @pytest.mark.parametrize(
     ("epsilon", "n", "d", "k"),
     [(0.05, 150, 4, 3), (1.0, 150, 4, 3), (0.3, 100_000, 2, 5), (2.0, 1797, 64, 10), (7.77, 10**6, 100, 20)],
 )
-def test_budget_split_sums_to_exactly_epsilon(epsilon, n, d, k, improved):
-    """T·(ε_count + ε_sums) equals the requested ε to the last bit or one ulp below, never above."""
-    plan = KMeans(k, bounds=(0, 1), improved=improved).plan(dp.Eps(epsilon), n, d)
-    assert isinstance(plan, DPLloydPlan)
+def test_budget_split_sums_to_exactly_epsilon(epsilon, n, d, k, settings):
+    """Every plan's spends (seeding pass, then count and sums per iteration) sum to ε exactly or one ulp below."""
+    mech = KMeans(k, bounds=(0, 1), **settings)
+    plan = mech.plan(dp.Eps(epsilon), n, d)
+    seeded = mech.resolved_method(epsilon, n, d) == "coreset"
+    assert isinstance(plan, km.CoresetPlan if seeded else DPLloydPlan)
     assert plan.total <= epsilon
     assert plan.total == pytest.approx(epsilon, rel=4 * np.finfo(float).eps)
-    assert len(plan.spends) == 2 * plan.n_iter
+    assert len(plan.spends) == 2 * plan.n_iter + 2 * seeded
 
 
 def test_improved_split_uses_su_et_al_ratio_and_original_split_weighs_the_count_as_one_coordinate():
     """Improved: ε_count/ε_coordinate = (4dρ²)^{1/3}; original: ε_count = ε_coordinate and T = 5."""
     d = 10
-    improved = KMeans(3, bounds=(0, 1)).plan(2.0, 5000, d)
+    improved = KMeans(3, bounds=(0, 1), method="dplloyd").plan(2.0, 5000, d)
     assert improved.epsilon_count / improved.epsilon_per_coordinate == pytest.approx((4 * d * 0.225**2) ** (1 / 3))
-    original = KMeans(3, bounds=(0, 1), improved=False).plan(2.0, 5000, d)
+    original = KMeans(3, bounds=(0, 1), method="dplloyd", improved=False).plan(2.0, 5000, d)
     assert original.n_iter == 5
     assert original.epsilon_count == pytest.approx(original.epsilon_per_coordinate)
 
@@ -172,7 +178,7 @@ def test_input_perturbation_adds_laplace_of_the_box_diameter_per_record(monkeypa
 )
 def test_iteration_count_follows_su_et_al_rule(epsilon, n, d, k, expected):
     """T = ⌊clip(ε/ε_m, 2, 7)⌋: the T column of the reference table (algorithms.md §9.3)."""
-    assert KMeans(k, bounds=(0, 1)).plan(epsilon, n, d).n_iter == expected
+    assert KMeans(k, bounds=(0, 1), method="dplloyd").plan(epsilon, n, d).n_iter == expected
 
 
 def test_explicit_n_iter_overrides_the_rule():
@@ -460,7 +466,7 @@ def test_reference_table_values_are_reproduced_within_three_standard_deviations(
         (X, (X.min(0), X.max(0)), 15, 1.0, 0.014, 0.004),
     ]
     for data, bounds, k, eps, mean, sd in table:
-        mech = KMeans(k, bounds=bounds)
+        mech = KMeans(k, bounds=bounds, method="dplloyd")
         lower, upper = np.asarray(bounds[0]), np.asarray(bounds[1])
         Z = 2 * (data - lower) / (upper - lower) - 1
         values = []
