@@ -879,9 +879,8 @@ class KMeans(DPMech):
                 kept = np.argsort(-counts[i], kind="stable")[: self.k]
             weights = np.maximum(counts[i, kept], 1.0)
             points = np.clip(sums[i, kept] / weights[:, None], -1.0, 1.0)
-            centres[i], _ = _lloyd(
-                points, self.k, rng, n_init=_N_INIT_CORESET, max_iter=_MAX_ITER_NOISY, weights=weights
-            )
+            n_init = _N_INIT_CORESET if self.k > 1 else 1  # one cluster: every restart ends at the weighted mean
+            centres[i], _ = _lloyd(points, self.k, rng, n_init=n_init, max_iter=_MAX_ITER_NOISY, weights=weights)
         return self._lloyd_steps(Z, centres, plan.lloyd, rng), plan.n_iter
 
     def _lloyd_steps(
