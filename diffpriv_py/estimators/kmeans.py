@@ -196,10 +196,11 @@ class KMeansModel:
     centroids : ndarray of shape (k, d)
         Cluster centres in the original units (read-only). They lie in the public ``bounds`` box.
     n_iter : int
-        Lloyd iterations the release ran (DPLloyd: noisy iterations, each charged; input perturbation: iterations
-        of the free Lloyd run on the noisy data).
+        Lloyd iterations the release ran (DPLloyd: noisy iterations, each charged; coreset: the noisy iterations
+        after the seeding pass; input perturbation: iterations of the free Lloyd run on the noisy data).
     method : str
-        ``"dplloyd"``, ``"dplloyd-improved"`` or ``"input_perturbation"``.
+        ``"coreset"``, ``"dplloyd"``, ``"dplloyd-improved"`` or ``"input_perturbation"`` (what ran; ``"auto"`` is
+        resolved).
 
     Notes
     -----
@@ -538,7 +539,7 @@ def _prepare_target(self: KMeans) -> Any:
 
 @attrs.frozen(kw_only=True)
 class KMeans(DPMech):
-    """Differentially private k-means clustering as a mechanism: DPLloyd, improved DPLloyd, input perturbation.
+    """Differentially private k-means clustering as a mechanism: coreset seeding, (improved) DPLloyd, input perturbation.
 
     ``KMeans(k, bounds=...).release_response(Eps(ε), X, rng=...)`` returns a :class:`~diffpriv_py.Response` whose
     ``.response`` is a :class:`KMeansModel` (centroids with ``predict``).
@@ -547,10 +548,14 @@ class KMeans(DPMech):
     ----------
     k : int
         Number of clusters.
-    method : {"dplloyd", "input_perturbation"}, default "dplloyd"
-        ``"dplloyd"``: Lloyd's algorithm with a noisy count and noisy sums per cluster in each of a fixed number
-        of iterations (Blum, Dwork, McSherry & Nissim 2005). ``"input_perturbation"``: Laplace noise on every
-        record, then ordinary k-means on the noisy data.
+    method : {"auto", "coreset", "dplloyd", "input_perturbation"}, default "auto"
+        ``"coreset"``: half of ε buys a private coreset (the noisy counts and means of the Voronoi cells of
+        m ≥ 200 data-independent candidate centres), weighted k-means on it (free) chooses k starting centres,
+        and the other half runs one noisy Lloyd step from them. ``"dplloyd"``: Lloyd's algorithm with a noisy count
+        and noisy sums per cluster in each of a fixed number of iterations from data-independent centres (Blum,
+        Dwork, McSherry & Nissim 2005). ``"input_perturbation"``: Laplace noise on every record, then ordinary
+        k-means on the noisy data. ``"auto"`` runs ``"coreset"`` when ε·n/(k·√d) ≥ 80 and ``"dplloyd"`` below
+        (:func:`auto_method`; public quantities only), the measured crossover of the two.
     bounds : (lower, upper)
         Public, data-independent range of the features: two numbers, or two arrays with one number per feature.
         Required; records are clipped to the box. Never derived from the data.
@@ -558,10 +563,11 @@ class KMeans(DPMech):
         With ``method="dplloyd"``: use the improved DPLloyd of Su et al. (2016, 2017): sphere-packing
         initialisation, their iteration count T and their count/sum budget split. ``False`` gives the original
         DPLloyd: uniform random initialisation in the box, T = 5 and the budget split evenly over the count and
-        the d coordinates. Ignored by input perturbation.
+        the d coordinates; with ``method="auto"`` it selects that original DPLloyd. Ignored by the other methods.
     n_iter : int, optional
-        DPLloyd: the number of noisy iterations T (overrides the rule above). Input perturbation: the maximum
-        number of (free) Lloyd iterations on the noisy data, default 100.
+        DPLloyd: the number of noisy iterations T (overrides the rule above). Coreset: the noisy Lloyd iterations
+        after the seeding pass, default 1. Input perturbation: the maximum number of (free) Lloyd iterations on the
+        noisy data, default 100.
     shrinkage : bool, default True
         DPLloyd: move each centre c from its previous position towards the noisy mean S̃/C̃ (clipped to the box)
         only by the weight C̃²/(C̃² + τ²) (0 if C̃ ≤ 0), with τ three count-noise scales (τ = 3·2/ε_count): an
@@ -613,6 +619,22 @@ class KMeans(DPMech):
     sensitivity 1 under its replace-one convention and skips the noise for empty clusters. Here the spent
     budget is exactly ε (tested).
 
+    **Coreset seeding** (``method="coreset"``). m = max(200, 4k) candidate centres are drawn uniformly in
+    [-s, s]^d with s = min(1, 1.6/√d), independently of the data. (In high dimension the nearest of many points
+    spread over the whole box is decided mostly by their norms, so a few central candidates would swallow all
+    clusters; the shrunken box keeps the candidates' norms comparable.) One pass releases the count histogram and
+    the m×d sums of their Voronoi cells, with Lap(2/ε₀,count) and Lap(2d/ε₀,sums): the replace-one sensitivities
+    are 2 and 2d whatever m is, as a record leaves at most one cell and joins at most one other. Cells whose noisy
+    count is below three count-noise scales are dropped (at least k are kept), and weighted k-means (k-means++,
+    10 restarts) on the noisy cell means, weighted by the noisy counts, chooses the k starting centres: all
+    post-processing. Then ``n_iter`` (default 1) DPLloyd iterations with Su et al.'s count/sum ratio refine them.
+    The seeding pass gets ε/2 with Su et al.'s count/sum ratio, the Lloyd step(s) the rest; the plan
+    (:class:`CoresetPlan`) makes the spends sum to exactly ε. This follows the private-coreset approach of Su et
+    al.'s EUGkM (noisy cell counts, then non-private k-means on the cells) and of Chang, Ghazi, Kumar &
+    Manurangsi (2021), with Voronoi cells of random centres in place of a grid or LSH buckets so that the cost
+    does not grow with d, and noisy cell sums so that the coreset points sit at the data's means. One noisy Lloyd
+    step from a good start beats several: each extra step divides the budget and adds noise.
+
     **Input perturbation.** Every normalised record gets i.i.d. Lap(2d/ε) noise per coordinate (its L1 diameter
     is 2d; each record is protected by its own noise). The noisy records are clipped back into the box and
     k-means with k-means++ seeding and 3 restarts runs on them (post-processing). ε-DP; useful only at large ε.
@@ -632,6 +654,8 @@ class KMeans(DPMech):
     private optimization. ACM TOPS 20(4).
     Casacuberta, Shoemate, Vadhan & Wagaman (2022). Widespread underestimation of sensitivity in differentially
     private libraries and how to fix it. CCS.
+    Chang, Ghazi, Kumar & Manurangsi (2021). Locally private k-means in one round. ICML (the private-coreset
+    approach behind Google's open-source differentially private clustering, which buckets records by LSH).
 
     Examples
     --------
