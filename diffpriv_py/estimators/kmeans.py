@@ -539,7 +539,7 @@ def _prepare_target(self: KMeans) -> Any:
 
 @attrs.frozen(kw_only=True)
 class KMeans(DPMech):
-    """Differentially private k-means clustering as a mechanism: coreset seeding, (improved) DPLloyd, input perturbation.
+    """Differentially private k-means as a mechanism: coreset seeding, (improved) DPLloyd, input perturbation.
 
     ``KMeans(k, bounds=...).release_response(Eps(ε), X, rng=...)`` returns a :class:`~diffpriv_py.Response` whose
     ``.response`` is a :class:`KMeansModel` (centroids with ``predict``).
