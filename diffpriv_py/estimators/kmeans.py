@@ -55,6 +55,9 @@ CANDIDATE_SPREAD = 1.6
 SURVIVAL = 3.0
 """Coreset cells whose noisy count is below this many count-noise scales are dropped (post-processing)."""
 
+OVERSEED = 2
+"""The coreset method's Lloyd step runs with OVERSEED·k centres, merged into k afterwards (post-processing)."""
+
 _N_INIT_CORESET = 10
 """k-means++ restarts of the (free) weighted Lloyd run on the private coreset."""
 
@@ -890,7 +893,7 @@ class KMeans(DPMech):
         self, Z: np.ndarray, plan: DPLloydPlan, rng: np.random.Generator, n_releases: int
     ) -> tuple[np.ndarray, int]:
         centres = self._initial_centres(Z.shape[1], rng, n_releases)
-        return self._lloyd_steps(Z, centres, plan, rng), plan.n_iter
+        return self._lloyd_steps(Z, centres, plan, rng)[0], plan.n_iter
 
     def _coreset(
         self, Z: np.ndarray, plan: CoresetPlan, rng: np.random.Generator, n_releases: int
@@ -900,23 +903,25 @@ class KMeans(DPMech):
         spread = min(1.0, CANDIDATE_SPREAD / math.sqrt(d))
         candidates = rng.uniform(-spread, spread, size=(n_releases, plan.n_candidates, d))
         counts, sums = self._noisy_statistics(Z, candidates, plan.epsilon_seed_count, plan.epsilon_seed_sums, rng)
+        # Post-processing of the noisy cells: OVERSEED·k starting centres, so that a cell mean lying between two
+        # clusters (one candidate nearest to both) does not keep them merged through the Lloyd step.
+        n_seeds = OVERSEED * self.k if self.k > 1 else 1
+        means = np.clip(sums / np.maximum(counts, 1.0)[..., None], -1.0, 1.0)
         survival = SURVIVAL * 2.0 * self.sensitivity / plan.epsilon_seed_count
-        centres = np.empty((n_releases, self.k, d))
-        for i in range(n_releases):
-            # All post-processing of the noisy cells: drop those that are likely empty (keeping at least k), then
-            # cluster the noisy means weighted by the noisy counts.
-            kept = np.flatnonzero(counts[i] > survival)
-            if kept.size < self.k:
-                kept = np.argsort(-counts[i], kind="stable")[: self.k]
-            weights = np.maximum(counts[i, kept], 1.0)
-            points = np.clip(sums[i, kept] / weights[:, None], -1.0, 1.0)
-            n_init = _N_INIT_CORESET if self.k > 1 else 1  # one cluster: every restart ends at the weighted mean
-            centres[i], _ = _lloyd(points, self.k, rng, n_init=n_init, max_iter=_MAX_ITER_NOISY, weights=weights)
-        return self._lloyd_steps(Z, centres, plan.lloyd, rng), plan.n_iter
+        seeds = np.stack([_merge_cells(counts[i], means[i], n_seeds, survival, rng) for i in range(n_releases)])
+        stepped, step_counts = self._lloyd_steps(Z, seeds, plan.lloyd, rng)
+        if n_seeds == self.k:
+            return stepped, plan.n_iter
+        # The step's n_seeds centres, weighted by their noisy counts, merged into k (post-processing).
+        survival = SURVIVAL * 2.0 * self.sensitivity / plan.lloyd.epsilon_count
+        centres = np.stack([_merge_cells(step_counts[i], stepped[i], self.k, survival, rng) for i in range(n_releases)])
+        return centres, plan.n_iter
 
     def _lloyd_steps(
         self, Z: np.ndarray, centres: np.ndarray, plan: DPLloydPlan, rng: np.random.Generator
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``plan.n_iter`` noisy Lloyd iterations from ``centres``: the new centres and the last noisy counts."""
+        noisy_counts = np.zeros(centres.shape[:2])
         for _ in range(plan.n_iter):
             noisy_counts, noisy_sums = self._noisy_statistics(Z, centres, plan.epsilon_count, plan.epsilon_sums, rng)
             if self.shrinkage:
@@ -929,7 +934,7 @@ class KMeans(DPMech):
                 kept = noisy_counts >= 1.0
                 ratio = np.clip(noisy_sums / np.where(kept, noisy_counts, 1.0)[..., None], -1.0, 1.0)
                 centres = np.where(kept[..., None], ratio, centres)
-        return centres
+        return centres, noisy_counts
 
     def _input_perturbation(
         self, Z: np.ndarray, epsilon: float, rng: np.random.Generator, n_releases: int
@@ -950,6 +955,21 @@ class KMeans(DPMech):
                 centres = np.concatenate([centres, rng.uniform(-1.0, 1.0, size=(self.k - k, d))])
             out[i] = np.clip(centres, -1.0, 1.0)
         return out, n_iter
+
+
+def _merge_cells(
+    counts: np.ndarray, means: np.ndarray, k: int, survival: float, rng: np.random.Generator
+) -> np.ndarray:
+    """k centres from noisy cell counts and means: weighted k-means on the means (post-processing only).
+
+    Cells whose noisy count is at most ``survival`` are likely empty and dropped, keeping at least the k largest.
+    """
+    kept = np.flatnonzero(counts > survival)
+    if kept.size < k:
+        kept = np.argsort(-counts, kind="stable")[:k]
+    weights = np.maximum(counts[kept], 1.0)
+    n_init = _N_INIT_CORESET if k > 1 else 1  # one cluster: every restart ends at the weighted mean
+    return _lloyd(means[kept], k, rng, n_init=n_init, max_iter=_MAX_ITER_NOISY, weights=weights)[0]
 
 
 def _sphere_packing(k: int, d: int, rng: np.random.Generator, n: int = 1) -> np.ndarray:
