@@ -269,13 +269,28 @@ def _squared_distances(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     return np.maximum(sq, 0.0)
 
 
+def _nearest(block: np.ndarray, C: np.ndarray, half_norms: np.ndarray) -> np.ndarray:
+    """Nearest centre of every row of ``block``: argmax_j z·c_j − ‖c_j‖²/2 (the first one on ties).
+
+    The scores are one BLAS product laid out (k, rows), and the running maximum runs over the k centres, each step
+    vectorised over the rows: faster than an argmin along the short axis of an (rows, k) array.
+    """
+    scores = C @ block.T
+    scores -= half_norms[:, None]
+    best = scores[0].copy()
+    labels = np.zeros(block.shape[0], dtype=np.intp)
+    for j in range(1, C.shape[0]):
+        labels[scores[j] > best] = j
+        np.maximum(best, scores[j], out=best)
+    return labels
+
+
 def _assign(Z: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """Nearest centre of every row, by the BLAS form argmin_j ‖c_j‖² − 2 z·c_j, in blocks of rows."""
+    """Nearest centre of every row, in blocks of rows (the assignment every release uses)."""
     half_norms = 0.5 * (C * C).sum(axis=1)
     labels = np.empty(Z.shape[0], dtype=np.intp)
     for start in range(0, Z.shape[0], _CHUNK):
-        block = Z[start : start + _CHUNK]
-        labels[start : start + _CHUNK] = np.argmin(half_norms - block @ C.T, axis=1)
+        labels[start : start + _CHUNK] = _nearest(Z[start : start + _CHUNK], C, half_norms)
     return labels
 
 
@@ -292,11 +307,12 @@ def _cluster_statistics(
     half_norms = 0.5 * (C * C).sum(axis=1)
     for start in range(0, Z.shape[0], _CHUNK):
         block = Z[start : start + _CHUNK]
-        labels = np.argmin(half_norms - block @ C.T, axis=1)
-        onehot = np.zeros((block.shape[0], k))
-        onehot[np.arange(block.shape[0]), labels] = 1.0 if weights is None else weights[start : start + _CHUNK]
-        counts += onehot.sum(axis=0)
-        sums += onehot.T @ block
+        labels = _nearest(block, C, half_norms)
+        w = None if weights is None else weights[start : start + _CHUNK]
+        counts += np.bincount(labels, weights=w, minlength=k)
+        # Sequential float64 sums of grid values are exact (see grid_bits), so bincount's order does not matter.
+        columns = block.T if w is None else block.T * w
+        sums += np.stack([np.bincount(labels, weights=col, minlength=k) for col in columns], axis=1)
     return counts, sums
 
 
