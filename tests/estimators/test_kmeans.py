@@ -307,6 +307,17 @@ def test_records_outside_the_bounds_are_clipped_and_the_input_is_not_modified(rn
     np.testing.assert_array_equal(far, snapshot)
 
 
+@pytest.mark.parametrize("method", ["coreset", "dplloyd"])
+def test_out_of_core_chunks_give_the_in_memory_release_bit_for_bit(method):
+    """Coreset and improved DPLloyd on dp.Chunks of uneven blocks equal the in-memory release for the same seed."""
+    rng = np.random.default_rng(4)
+    X = np.concatenate([rng.normal(-2, 0.5, (2000, 2)), rng.normal(2, 0.5, (2000, 2))])
+    mech = KMeans(2, bounds=(-4, 4), method=method)
+    expected = np.asarray(mech.release_response(dp.Eps(1.0), X, rng=1).response)
+    chunks = dp.Chunks([X[i : i + 777] for i in range(0, len(X), 777)])
+    np.testing.assert_array_equal(np.asarray(mech.release_response(dp.Eps(1.0), chunks, rng=1).response), expected)
+
+
 def test_normalised_records_lie_on_a_grid_where_every_sum_is_exact(rng):
     """Counts and sums equal the exact rational sums, and do not depend on the order of the records."""
     mech = KMeans(3, bounds=(0, 10))
