@@ -40,8 +40,8 @@ _N_INIT_NOISY = 3
 
 _MAX_ITER_NOISY = 100
 
-AUTO_SIGNAL = 80.0
-"""``method="auto"`` seeds from a private coreset when ε·n/(k·√d) reaches this, else runs improved DPLloyd."""
+AUTO_SIGNAL = 25.0
+"""``method="auto"`` seeds from a private coreset when ε·n/(k·d) reaches this, else runs improved DPLloyd."""
 
 SEED_FRACTION = 0.5
 """Share of ε the coreset seeding spends; the rest goes to the final Lloyd step(s)."""
@@ -488,21 +488,21 @@ class CoresetPlan:
 
 
 def auto_method(epsilon: float, n: int, d: int, k: int) -> str:
-    """The method ``KMeans(method="auto")`` runs: ``"coreset"`` if ε·n/(k·√d) ≥ 80, else ``"dplloyd"``.
+    """The method ``KMeans(method="auto")`` runs: ``"coreset"`` if ε·n/(k·d) ≥ 25, else ``"dplloyd"``.
 
     A function of public quantities only (ε, and n, d, k, which replace-one neighbours share), so the choice
-    reveals nothing about the data. ε·n/k is the budget-weighted size of an average cluster; when it is small the
-    seeding pass cannot afford half of ε and improved DPLloyd (all of ε on Lloyd steps) does better. The threshold
-    and the √d are the measured crossover of the two methods (mean inertia over 10 seeds) on iris (d = 4, k = 3,
-    between ε·n/(k·√d) = 75 and 125), a 2-D 15-cluster task (d = 2, between 47 and 71) and a 10-D 5-cluster task
-    (between 63 and 95); see ``docs/kmeans.md``.
+    reveals nothing about the data. ε·n/(k·d) is an average cluster's size over the Laplace scale d/ε of its
+    coordinate sums; when it is small the seeding pass cannot afford half of ε and improved DPLloyd (all of ε on
+    Lloyd steps) does better. The threshold is the measured crossover of the two methods (mean inertia over 10
+    seeds): between ε·n/(k·d) = 25 and 37.5 on iris (d = 4, k = 3), 16.7 and 25 on a 2-D 15-cluster mixture, and
+    20 and 30 on 10-D blobs with k = 5; see ``docs/kmeans.md``.
     """
     if not all(map(math.isfinite, (epsilon, n, d, k))) or min(epsilon, n, d, k) <= 0:
         raise ValueError(
             f"auto_method needs a positive finite ε and positive n, d, k. Got ε={epsilon!r}, n={n!r}, d={d!r}, "
             f"k={k!r}. Pass the release's ε and the data's public shape."
         )
-    return "coreset" if epsilon * n / (k * math.sqrt(d)) >= AUTO_SIGNAL else "dplloyd"
+    return "coreset" if epsilon * n / (k * d) >= AUTO_SIGNAL else "dplloyd"
 
 
 def su_n_iter(epsilon: float, n: int, d: int, k: int) -> int:
@@ -573,7 +573,7 @@ class KMeans(DPMech):
         and the other half runs one noisy Lloyd step from them. ``"dplloyd"``: Lloyd's algorithm with a noisy count
         and noisy sums per cluster in each of a fixed number of iterations from data-independent centres (Blum,
         Dwork, McSherry & Nissim 2005). ``"input_perturbation"``: Laplace noise on every record, then ordinary
-        k-means on the noisy data. ``"auto"`` runs ``"coreset"`` when ε·n/(k·√d) ≥ 80 and ``"dplloyd"`` below
+        k-means on the noisy data. ``"auto"`` runs ``"coreset"`` when ε·n/(k·d) ≥ 25 and ``"dplloyd"`` below
         (:func:`auto_method`; public quantities only), the measured crossover of the two.
     bounds : (lower, upper)
         Public, data-independent range of the features: two numbers, or two arrays with one number per feature.

@@ -358,11 +358,11 @@ def test_grid_bits_keep_n_times_two_to_the_b_below_two_to_the_52():
 
 
 def test_auto_method_is_a_function_of_public_epsilon_n_d_k_only(rng):
-    """The choice depends on ε·n/(k·√d) alone: two different datasets of one shape get the same method and plan."""
-    assert km.auto_method(1.0, 10**4, 10, 5) == "coreset"  # 632
-    assert km.auto_method(0.1, 10**4, 10, 5) == "dplloyd"  # 63
+    """The choice depends on ε·n/(k·d) alone: two different datasets of one shape get the same method and plan."""
+    assert km.auto_method(1.0, 10**4, 10, 5) == "coreset"  # 200
+    assert km.auto_method(0.1, 10**4, 10, 5) == "dplloyd"  # 20
     d, k = 4, 2
-    n = int(km.AUTO_SIGNAL * k * math.sqrt(d))  # the threshold exactly
+    n = int(km.AUTO_SIGNAL * k * d)  # the threshold exactly
     assert km.auto_method(1.0, n, d, k) == "coreset" and km.auto_method(1.0, n - 1, d, k) == "dplloyd"
     mech = KMeans(3, bounds=(-1, 1))
     X1, _ = _blobs(rng, n=900)
