@@ -361,6 +361,7 @@ def test_auto_method_is_a_function_of_public_epsilon_n_d_k_only(rng):
     """The choice depends on ε·n/(k·d) alone: two different datasets of one shape get the same method and plan."""
     assert km.auto_method(1.0, 10**4, 10, 5) == "coreset"  # 200
     assert km.auto_method(0.1, 10**4, 10, 5) == "dplloyd"  # 20
+    assert km.auto_method(2.0, 150, 4, 3) == "dplloyd"  # iris at ε = 2: 25, where DPLloyd measured better
     d, k = 4, 2
     n = int(km.AUTO_SIGNAL * k * d)  # the threshold exactly
     assert km.auto_method(1.0, n, d, k) == "coreset" and km.auto_method(1.0, n - 1, d, k) == "dplloyd"
