@@ -9,13 +9,15 @@ Both libraries get the same arrays, the same ε, the same train/test splits and 
 pinned to one thread. Fit times are medians over all fits of a method on a task.
 
 k-means (ε-DP for both): NICV = mean squared distance to the nearest centre with the data mapped to [-1, 1]^d by the
-public bounds, and the adjusted Rand index against the generating labels.
+public bounds, shown as a ratio to scikit-learn's (non-private, 10 restarts; the ratio of the inertias), with the
+adjusted Rand index against the generating labels.
 
 * ``iris`` (150 × 4, k = 3), ``s1_like`` (make_blobs 5000 × 2, 15 centres, std 0.5, box ±10, seed 1) and
   ``peers_blobs`` (python_peers.md §4.4: make_blobs 10 000 × 10, 5 centres, std 1, box ±10, seed 0, clipped to ±15,
   bounds (−15, 15)); bounds are the data's range for iris and s1_like (public for the benchmark).
-* diffpriv_py: the default (improved DPLloyd + shrinkage) and Su et al.'s improved DPLloyd as published
-  (``shrinkage=False``); diffprivlib: ``KMeans(n_clusters=k, epsilon=ε, bounds=...)``.
+* diffpriv_py: the default (``method="auto"``: coreset seeding or improved DPLloyd by the public rule), the previous
+  default (``method="dplloyd"``: improved DPLloyd + shrinkage) and Su et al.'s improved DPLloyd as published
+  (``method="dplloyd", shrinkage=False``); diffprivlib: ``KMeans(n_clusters=k, epsilon=ε, bounds=...)``.
 
 Linear regression (median test R² over the runs):
 
@@ -26,8 +28,9 @@ Linear regression (median test R² over the runs):
 * diffpriv_py: the functional mechanism (pure ε, like diffprivlib's) and AdaSSP ((ε, 10⁻⁶)-DP, the default);
   diffprivlib: ``LinearRegression(epsilon=ε, bounds_X=..., bounds_y=...)`` (the functional mechanism).
 
-Large-n fit time: k-means on 10⁶ × 10 (k = 5) and regression on 10⁶ × 20 against the non-private computation in
-numpy (T Lloyd passes from the same start; XᵀX plus a solve).
+Lloyd iteration cost: one noisy DPLloyd iteration against one scikit-learn Lloyd iteration (``algorithm="lloyd"``),
+interleaved, medians. Large-n fit time: k-means on 10⁶ × 10 (k = 5) and regression on 10⁶ × 20 against the
+non-private computation in numpy (T Lloyd passes from the same start; XᵀX plus a solve).
 """
 
 from __future__ import annotations
@@ -96,9 +99,16 @@ def peer_factor(d):
     return (2 + d * r) / (d + r)
 
 
-def fit_ours(X, k, bounds, eps, shrinkage, seed):
-    mech = KMeans(k, bounds=bounds, shrinkage=shrinkage)
+def fit_ours(X, k, bounds, eps, settings, seed):
+    mech = KMeans(k, bounds=bounds, **settings)
     return mech.release_response(dp.Eps(eps), X, rng=seed).response.centroids
+
+
+OURS = {
+    "default": {},
+    "previous default": {"method": "dplloyd"},
+    "Su et al.": {"method": "dplloyd", "shrinkage": False},
+}
 
 
 def fit_peer_kmeans(peer, X, k, bounds, eps, seed):
@@ -109,22 +119,23 @@ def bench_kmeans(epsilons, runs):
     from diffprivlib.models import KMeans as PeerKMeans
     from sklearn.cluster import KMeans as SklearnKMeans
 
-    print("\n### k-means: mean NICV (sd), median ARI, median fit ms\n")
+    print("\n### k-means: mean NICV / scikit-learn's (sd of the ratio), median ARI, median fit ms\n")
     print(
-        "| data | ε | diffpriv_py default | diffpriv_py Su et al. | diffprivlib | diffprivlib at ε/f(d) "
-        "| fit ms (ours / Su / diffprivlib) |"
+        "| data | ε | diffpriv_py default (method run) | previous default | Su et al. | diffprivlib "
+        "| diffprivlib at ε/f(d) | fit ms (default / previous / diffprivlib) |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for name, (X, labels, k, (lower, upper)) in kmeans_tasks().items():
         Z = unit(X, lower, upper)
         reference = SklearnKMeans(k, n_init=10, random_state=0).fit(Z)
-        print(f"| {name} | non-private | NICV {nicv(Z, reference.cluster_centers_):.4g}, ARI "
-              f"{ari(labels, reference.labels_):.3f} (sklearn, 10 restarts) | | | | |")  # fmt: skip
+        best = nicv(Z, reference.cluster_centers_)
+        print(f"| {name} | non-private | NICV {best:.4g}, ARI "
+              f"{ari(labels, reference.labels_):.3f} (sklearn, 10 restarts) | | | | | |")  # fmt: skip
         for eps in epsilons:
             cells, times = [], []
+            method_run = KMeans(k, bounds=(lower, upper)).resolved_method(eps, *X.shape)
             methods = (
-                functools.partial(fit_ours, X, k, (lower, upper), eps, True),
-                functools.partial(fit_ours, X, k, (lower, upper), eps, False),
+                *(functools.partial(fit_ours, X, k, (lower, upper), eps, settings) for settings in OURS.values()),
                 functools.partial(fit_peer_kmeans, PeerKMeans, X, k, (lower, upper), eps),
                 functools.partial(fit_peer_kmeans, PeerKMeans, X, k, (lower, upper), eps / peer_factor(X.shape[1])),
             )
@@ -133,13 +144,46 @@ def bench_kmeans(epsilons, runs):
                 for s in range(runs):
                     centres, seconds = timed(functools.partial(fit, s))
                     C = unit(centres, lower, upper)
-                    scores.append(nicv(Z, C))
+                    scores.append(nicv(Z, C) / best)
                     aris.append(ari(labels, ((Z[:, None, :] - C[None]) ** 2).sum(-1).argmin(1)))
                     fit_times.append(seconds)
-                cells.append(f"{np.mean(scores):.4g} ({np.std(scores):.2g}), ARI {np.median(aris):.2f}")
+                cells.append(f"{np.mean(scores):.3g}× ({np.std(scores):.2g}), ARI {np.median(aris):.2f}")
                 times.append(f"{1e3 * statistics.median(fit_times):.1f}")
-            print(f"| {name} | {eps:g} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} | {' / '.join(times[:3])} |")
+            cells[0] += f" ({method_run})"
+            print(f"| {name} | {eps:g} | {' | '.join(cells)} | {times[0]} / {times[1]} / {times[3]} |")
             sys.stdout.flush()
+
+
+def bench_lloyd_iteration(repeats):
+    """One noisy DPLloyd iteration against one scikit-learn Lloyd iteration on the same data and start, interleaved.
+
+    scikit-learn's fixed cost per ``fit`` (validation, thread-pool set-up, the final relabelling) is removed by
+    timing ``max_iter = 1`` and ``max_iter = 1 + m`` from the same start and dividing the difference by the m extra
+    iterations it ran.
+    """
+    from sklearn.cluster import KMeans as SklearnKMeans
+
+    rng = np.random.default_rng(0)
+    print("\n### k-means: cost of one Lloyd iteration (median ms, interleaved)\n")
+    print("| n × d, k | diffpriv_py noisy iteration | scikit-learn Lloyd iteration | ratio |")
+    print("|---|---|---|---|")
+    for n, d, k in ((10**4, 10, 5), (10**5, 10, 5), (10**5, 2, 15)):
+        centres = rng.uniform(-0.6, 0.6, (k, d))
+        X = np.clip(centres[rng.integers(k, size=n)] + rng.normal(0, 0.3, (n, d)), -1, 1)
+        start = rng.uniform(-1, 1, (k, d))
+        mech = KMeans(k, bounds=(-1, 1), method="dplloyd", n_iter=1)
+        Z = mech.prepare(X)
+        ours_step = functools.partial(mech._lloyd_steps, Z, start[None], mech.plan(1.0, n, d))
+        one = SklearnKMeans(k, init=start, n_init=1, max_iter=1, tol=0.0, algorithm="lloyd")
+        many = SklearnKMeans(k, init=start, n_init=1, max_iter=21, tol=0.0, algorithm="lloyd")
+        ours, theirs = [], []
+        for s in range(repeats):
+            ours.append(timed(functools.partial(ours_step, np.random.default_rng(s)))[1])
+            t1 = timed(functools.partial(one.fit, Z))[1]
+            t_many = timed(functools.partial(many.fit, Z))[1]
+            theirs.append((t_many - t1) / max(many.n_iter_ - 1, 1))
+        a, b = statistics.median(ours), statistics.median(theirs)
+        print(f"| {n} × {d}, k = {k} | {1e3 * a:.2f} | {1e3 * b:.2f} ({many.n_iter_} iterations) | {a / b:.2f} |")
 
 
 def bench_kmeans_large(repeats):
@@ -147,7 +191,7 @@ def bench_kmeans_large(repeats):
     n, d, k = 10**6, 10, 5
     centres = rng.uniform(-0.6, 0.6, (k, d))
     X = np.clip(centres[rng.integers(k, size=n)] + rng.normal(0, 0.15, (n, d)), -1, 1)
-    mech = KMeans(k, bounds=(-1, 1))
+    mech = KMeans(k, bounds=(-1, 1), method="dplloyd")  # T noisy Lloyd passes against T plain ones
     T = mech.plan(1.0, n, d).n_iter
     start = mech.initial_centres(d, rng=0)
 
@@ -263,12 +307,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--skip-large", action="store_true")
+    parser.add_argument("--kmeans-only", action="store_true", help="only the k-means tables (no large-n timings)")
     args = parser.parse_args()
     runs_km, runs_lr = (3, 3) if args.quick else (20, 20)
+    if args.kmeans_only:
+        bench_kmeans((0.5, 2.0) if args.quick else (0.1, 0.5, 1.0, 2.0, 5.0), runs_km)
+        bench_lloyd_iteration(5 if args.quick else 21)
+        return
     km_eps = (0.5, 2.0) if args.quick else (0.1, 0.5, 1.0, 2.0, 5.0)
     lr_eps = (1.0,) if args.quick else (0.1, 1.0, 5.0)
     sizes = (10**3,) if args.quick else (10**3, 10**4, 10**5)
     bench_kmeans(km_eps, runs_km)
+    bench_lloyd_iteration(5 if args.quick else 21)
     bench_regression(lr_eps, runs_lr, sizes)
     if not args.skip_large:
         bench_kmeans_large(3 if args.quick else 5)

@@ -1,4 +1,4 @@
-"""k-means clustering under differential privacy: DPLloyd, the improved DPLloyd of Su et al., input perturbation.
+"""k-means clustering under differential privacy: coreset seeding, (improved) DPLloyd, input perturbation.
 
 All three run on the data mapped into the unit box [-1, 1]^d by the public, per-feature ``bounds`` (records outside
 are clipped), which is the normalisation Su et al. analyse. The released model is a small frozen
@@ -23,7 +23,7 @@ from ..privacy import Eps
 from ._sensitivity_floor import not_below
 from ._supervised import check_rows_to_predict
 
-__all__ = ["DPLloydPlan", "KMeans", "KMeansModel"]
+__all__ = ["CoresetPlan", "DPLloydPlan", "KMeans", "KMeansModel", "auto_method"]
 
 RHO = 0.225
 """Su et al.'s constant ρ in the count/sum budget ratio (4dρ²)^{1/3} and the iteration rule."""
@@ -41,6 +41,29 @@ _N_INIT_NOISY = 3
 """k-means++ restarts of the (free, post-processing) Lloyd run on input-perturbed data."""
 
 _MAX_ITER_NOISY = 100
+
+AUTO_SIGNAL = 30.0
+"""``method="auto"`` seeds from a private coreset when ε·n/(k·d) reaches this, else runs improved DPLloyd."""
+
+SEED_FRACTION = 0.5
+"""Share of ε the coreset seeding spends; the rest goes to the final Lloyd step(s)."""
+
+N_CANDIDATES = 200
+"""Minimum number of data-independent candidate centres whose Voronoi cells form the coreset (at least 4k)."""
+
+CANDIDATE_SPREAD = 1.6
+"""Candidates are uniform in [-s, s]^d with s = min(1, CANDIDATE_SPREAD/√d)."""
+
+SURVIVAL = 3.0
+"""Coreset cells whose noisy count is below this many count-noise scales are dropped (post-processing)."""
+
+OVERSEED = 2
+"""The coreset method's Lloyd step runs with OVERSEED·k centres, merged into k afterwards (post-processing)."""
+
+_N_INIT_CORESET = 10
+"""k-means++ restarts of the (free) weighted Lloyd run on the private coreset."""
+
+METHODS = ("auto", "coreset", "dplloyd", "input_perturbation")
 
 
 # ---- validation helpers ------------------------------------------------------------------------------------------
@@ -92,8 +115,11 @@ def _bounds(value: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
 
 
 def _method(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if value not in ("dplloyd", "input_perturbation"):
-        raise ValueError(f"The 'method' parameter of KMeans must be 'dplloyd' or 'input_perturbation'. Got {value!r}.")
+    if value not in METHODS:
+        raise ValueError(
+            f"The 'method' parameter of KMeans must be one of {', '.join(map(repr, METHODS))}. Got {value!r}. "
+            "Leave the default 'auto' unless you are reproducing a published method."
+        )
 
 
 MAX_K = 10_000
@@ -175,10 +201,11 @@ class KMeansModel:
     centroids : ndarray of shape (k, d)
         Cluster centres in the original units (read-only). They lie in the public ``bounds`` box.
     n_iter : int
-        Lloyd iterations the release ran (DPLloyd: noisy iterations, each charged; input perturbation: iterations
-        of the free Lloyd run on the noisy data).
+        Lloyd iterations the release ran (DPLloyd: noisy iterations, each charged; coreset: the noisy iterations
+        after the seeding pass; input perturbation: iterations of the free Lloyd run on the noisy data).
     method : str
-        ``"dplloyd"``, ``"dplloyd-improved"`` or ``"input_perturbation"``.
+        ``"coreset"``, ``"dplloyd"``, ``"dplloyd-improved"`` or ``"input_perturbation"`` (what ran; ``"auto"`` is
+        resolved).
 
     Notes
     -----
@@ -227,29 +254,50 @@ def _squared_distances(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     return np.maximum(sq, 0.0)
 
 
-def _assign(Z: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """Nearest centre of every row, by the BLAS form argmin_j ‖c_j‖² − 2 z·c_j, in blocks of rows."""
-    half_norms = 0.5 * (C * C).sum(axis=1)
-    labels = np.empty(Z.shape[0], dtype=np.intp)
-    for start in range(0, Z.shape[0], _CHUNK):
-        block = Z[start : start + _CHUNK]
-        labels[start : start + _CHUNK] = np.argmin(half_norms - block @ C.T, axis=1)
+def _nearest(block: np.ndarray, C: np.ndarray, half_norms: np.ndarray) -> np.ndarray:
+    """Nearest centre of every row of ``block``: argmax_j z·c_j − ‖c_j‖²/2 (the first one on ties).
+
+    The scores are one BLAS product laid out (k, rows), and the running maximum runs over the k centres, each step
+    vectorised over the rows: faster than an argmin along the short axis of an (rows, k) array.
+    """
+    scores = C @ block.T
+    scores -= half_norms[:, None]
+    best = scores[0].copy()
+    labels = np.zeros(block.shape[0], dtype=np.intp)
+    for j in range(1, C.shape[0]):
+        labels[scores[j] > best] = j
+        np.maximum(best, scores[j], out=best)
     return labels
 
 
-def _cluster_statistics(Z: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-cluster counts and coordinate sums of ``Z`` assigned to centres ``C`` (exact on the fixed-point grid)."""
+def _assign(Z: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Nearest centre of every row, in blocks of rows (the assignment every release uses)."""
+    half_norms = 0.5 * (C * C).sum(axis=1)
+    labels = np.empty(Z.shape[0], dtype=np.intp)
+    for start in range(0, Z.shape[0], _CHUNK):
+        labels[start : start + _CHUNK] = _nearest(Z[start : start + _CHUNK], C, half_norms)
+    return labels
+
+
+def _cluster_statistics(
+    Z: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster counts and coordinate sums of ``Z`` assigned to centres ``C`` (exact on the fixed-point grid).
+
+    With ``weights`` (only for already-private points, such as a coreset) the counts and sums are weighted.
+    """
     k, d = C.shape
     counts = np.zeros(k)
     sums = np.zeros((k, d))
     half_norms = 0.5 * (C * C).sum(axis=1)
     for start in range(0, Z.shape[0], _CHUNK):
         block = Z[start : start + _CHUNK]
-        labels = np.argmin(half_norms - block @ C.T, axis=1)
-        onehot = np.zeros((block.shape[0], k))
-        onehot[np.arange(block.shape[0]), labels] = 1.0
-        counts += onehot.sum(axis=0)
-        sums += onehot.T @ block
+        labels = _nearest(block, C, half_norms)
+        w = None if weights is None else weights[start : start + _CHUNK]
+        counts += np.bincount(labels, weights=w, minlength=k)
+        # Sequential float64 sums of grid values are exact (see grid_bits), so bincount's order does not matter.
+        columns = block.T if w is None else block.T * w
+        sums += np.stack([np.bincount(labels, weights=col, minlength=k) for col in columns], axis=1)
     return counts, sums
 
 
@@ -298,22 +346,31 @@ def _n_columns(data: Any) -> int:
     return int(data.shape[1]) if len(data.shape) == 2 else 0
 
 
-def _lloyd(Z: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int, max_iter: int) -> tuple[np.ndarray, int]:
-    """Plain Lloyd with k-means++ seeding and restarts; only ever run on already-private data."""
+def _lloyd(
+    Z: np.ndarray,
+    k: int,
+    rng: np.random.Generator,
+    *,
+    n_init: int,
+    max_iter: int,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, int]:
+    """Plain (optionally weighted) Lloyd with k-means++ seeding and restarts; only ever run on already-private data."""
     best, best_cost, best_iter = None, math.inf, 0
     n = Z.shape[0]
     for _ in range(n_init):
         C = np.empty((k, Z.shape[1]))
-        C[0] = Z[rng.integers(n)]
+        C[0] = Z[rng.integers(n) if weights is None else rng.choice(n, p=weights / weights.sum())]
         closest = ((Z - C[0]) ** 2).sum(axis=1)
         for j in range(1, k):
-            total = closest.sum()
-            idx = rng.choice(n, p=closest / total) if total > 0 else rng.integers(n)
+            mass = closest if weights is None else closest * weights
+            total = mass.sum()
+            idx = rng.choice(n, p=mass / total) if total > 0 else rng.integers(n)
             C[j] = Z[idx]
             closest = np.minimum(closest, ((Z - C[j]) ** 2).sum(axis=1))
         it = 0
         for it in range(1, max_iter + 1):  # noqa: B007 - the count is the result
-            counts, sums = _cluster_statistics(Z, C)
+            counts, sums = _cluster_statistics(Z, C, weights)
             filled = counts > 0
             new = C.copy()
             new[filled] = sums[filled] / counts[filled, None]
@@ -321,7 +378,8 @@ def _lloyd(Z: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int, max_
             C = new
             if shift <= 1e-7:  # in units of the box [-1, 1]: far below the noise
                 break
-        cost = _squared_distances(Z, C).min(axis=1).sum()
+        nearest = _squared_distances(Z, C).min(axis=1)
+        cost = nearest.sum() if weights is None else nearest @ weights
         if cost < best_cost:
             best, best_cost, best_iter = C, cost, it
     return best, best_iter
@@ -372,6 +430,67 @@ class DPLloydPlan:
         return math.fsum(self.spends)
 
 
+@attrs.frozen
+class CoresetPlan:
+    """How a coreset-seeded release spends ε: one noisy pass over candidate cells, then DPLloyd step(s).
+
+    Attributes
+    ----------
+    n_candidates : int
+        m, the number of data-independent candidate centres whose Voronoi cells are counted and summed.
+    epsilon_seed_count : float
+        ε of the noisy count histogram over the m cells.
+    epsilon_seed_sums : float
+        ε of the noisy m×d cell sums, shared equally by the d coordinates.
+    lloyd : DPLloydPlan
+        The noisy Lloyd iteration(s) that refine the k centres chosen from the coreset.
+
+    Notes
+    -----
+    By sequential composition the release is ``total``-DP with ``total = epsilon_seed_count + epsilon_seed_sums +
+    lloyd.total``; :meth:`KMeans.plan` makes that equal to the requested ε (rounding down by an ulp if at all).
+    """
+
+    n_candidates: int
+    epsilon_seed_count: float
+    epsilon_seed_sums: float
+    lloyd: DPLloydPlan
+
+    @property
+    def n_iter(self) -> int:
+        """Noisy Lloyd iterations after the seeding pass."""
+        return self.lloyd.n_iter
+
+    @property
+    def spends(self) -> list[float]:
+        """Every ε the release charges, in order: the seeding count and sums, then (count, sums) per iteration."""
+        return [self.epsilon_seed_count, self.epsilon_seed_sums, *self.lloyd.spends]
+
+    @property
+    def total(self) -> float:
+        """The composed ε of the whole release (an exactly rounded sum of :attr:`spends`)."""
+        return math.fsum(self.spends)
+
+
+def auto_method(epsilon: float, n: int, d: int, k: int) -> str:
+    """The method ``KMeans(method="auto")`` runs: ``"coreset"`` if ε·n/(k·d) ≥ 30, else ``"dplloyd"``.
+
+    A function of public quantities only (ε, and n, d, k, which replace-one neighbours share), so the choice
+    reveals nothing about the data. ε·n/(k·d) is an average cluster's size over the Laplace scale d/ε of its
+    coordinate sums; when it is small the seeding pass cannot afford half of ε and improved DPLloyd (all of ε on
+    Lloyd steps) does better. The threshold is the measured crossover of the two methods (mean inertia over 10
+    seeds): between ε·n/(k·d) = 25 and 37.5 on iris (d = 4, k = 3), 16.7 and 25 on a 2-D 15-cluster mixture, and
+    20 and 30 on 10-D blobs with k = 5. No single value fits all three; 30 keeps iris on the better side and costs
+    the 2-D mixture near ε·n/(k·d) = 25; see ``docs/kmeans.md``.
+    """
+    if not all(map(math.isfinite, (epsilon, n, d, k))) or min(epsilon, n, d, k) <= 0:
+        raise ValueError(
+            f"auto_method needs a positive finite ε and positive n, d, k. Got ε={epsilon!r}, n={n!r}, d={d!r}, "
+            f"k={k!r}. Pass the release's ε and the data's public shape."
+        )
+    return "coreset" if epsilon * n / (k * d) >= AUTO_SIGNAL else "dplloyd"
+
+
 def su_n_iter(epsilon: float, n: int, d: int, k: int) -> int:
     """Su et al.'s iteration count T = ⌊clip(ε/ε_m, 2, 7)⌋, ε_m = √(500·k³/n²·(d + (4dρ²)^{1/3})³).
 
@@ -389,6 +508,17 @@ def _split(epsilon: float, n_iter: int, ratio: float, d: int) -> DPLloydPlan:
     plan = DPLloydPlan(n_iter=n_iter, epsilon_count=eps_count, epsilon_sums=eps_sums, n_features=d)
     while plan.total > epsilon:  # float rounding may overshoot by an ulp; never spend more than asked
         plan = attrs.evolve(plan, epsilon_sums=math.nextafter(plan.epsilon_sums, 0.0))
+    return plan
+
+
+def _coreset_plan(epsilon: float, n_iter: int, d: int, n_candidates: int) -> CoresetPlan:
+    ratio = (4.0 * d * RHO**2) ** (1.0 / 3.0)
+    seed = _split(epsilon * SEED_FRACTION, 1, ratio, d)
+    lloyd = _split(epsilon - seed.total, n_iter, ratio, d)
+    plan = CoresetPlan(n_candidates, seed.epsilon_count, seed.epsilon_sums, lloyd)
+    while plan.total > epsilon:  # float rounding may overshoot by an ulp; never spend more than asked
+        lloyd = attrs.evolve(lloyd, epsilon_sums=math.nextafter(lloyd.epsilon_sums, 0.0))
+        plan = attrs.evolve(plan, lloyd=lloyd)
     return plan
 
 
@@ -414,7 +544,7 @@ def _prepare_target(self: KMeans) -> Any:
 
 @attrs.frozen(kw_only=True)
 class KMeans(DPMech):
-    """Differentially private k-means clustering as a mechanism: DPLloyd, improved DPLloyd, input perturbation.
+    """Differentially private k-means as a mechanism: coreset seeding, (improved) DPLloyd, input perturbation.
 
     ``KMeans(k, bounds=...).release_response(Eps(ε), X, rng=...)`` returns a :class:`~diffpriv_py.Response` whose
     ``.response`` is a :class:`KMeansModel` (centroids with ``predict``).
@@ -423,10 +553,14 @@ class KMeans(DPMech):
     ----------
     k : int
         Number of clusters.
-    method : {"dplloyd", "input_perturbation"}, default "dplloyd"
-        ``"dplloyd"``: Lloyd's algorithm with a noisy count and noisy sums per cluster in each of a fixed number
-        of iterations (Blum, Dwork, McSherry & Nissim 2005). ``"input_perturbation"``: Laplace noise on every
-        record, then ordinary k-means on the noisy data.
+    method : {"auto", "coreset", "dplloyd", "input_perturbation"}, default "auto"
+        ``"coreset"``: half of ε buys a private coreset (the noisy counts and means of the Voronoi cells of
+        m ≥ 200 data-independent candidate centres), weighted k-means on it (free) chooses k starting centres,
+        and the other half runs one noisy Lloyd step from them. ``"dplloyd"``: Lloyd's algorithm with a noisy count
+        and noisy sums per cluster in each of a fixed number of iterations from data-independent centres (Blum,
+        Dwork, McSherry & Nissim 2005). ``"input_perturbation"``: Laplace noise on every record, then ordinary
+        k-means on the noisy data. ``"auto"`` runs ``"coreset"`` when ε·n/(k·d) ≥ 30 and ``"dplloyd"`` below
+        (:func:`auto_method`; public quantities only), the measured crossover of the two.
     bounds : (lower, upper)
         Public, data-independent range of the features: two numbers, or two arrays with one number per feature.
         Required; records are clipped to the box. Never derived from the data.
@@ -434,10 +568,11 @@ class KMeans(DPMech):
         With ``method="dplloyd"``: use the improved DPLloyd of Su et al. (2016, 2017): sphere-packing
         initialisation, their iteration count T and their count/sum budget split. ``False`` gives the original
         DPLloyd: uniform random initialisation in the box, T = 5 and the budget split evenly over the count and
-        the d coordinates. Ignored by input perturbation.
+        the d coordinates; with ``method="auto"`` it selects that original DPLloyd. Ignored by the other methods.
     n_iter : int, optional
-        DPLloyd: the number of noisy iterations T (overrides the rule above). Input perturbation: the maximum
-        number of (free) Lloyd iterations on the noisy data, default 100.
+        DPLloyd: the number of noisy iterations T (overrides the rule above). Coreset: the noisy Lloyd iterations
+        after the seeding pass, default 1. Input perturbation: the maximum number of (free) Lloyd iterations on the
+        noisy data, default 100.
     shrinkage : bool, default True
         DPLloyd: move each centre c from its previous position towards the noisy mean S̃/C̃ (clipped to the box)
         only by the weight C̃²/(C̃² + τ²) (0 if C̃ ≤ 0), with τ three count-noise scales (τ = 3·2/ε_count): an
@@ -489,6 +624,22 @@ class KMeans(DPMech):
     sensitivity 1 under its replace-one convention and skips the noise for empty clusters. Here the spent
     budget is exactly ε (tested).
 
+    **Coreset seeding** (``method="coreset"``). m = max(200, 4k) candidate centres are drawn uniformly in
+    [-s, s]^d with s = min(1, 1.6/√d), independently of the data. (In high dimension the nearest of many points
+    spread over the whole box is decided mostly by their norms, so a few central candidates would swallow all
+    clusters; the shrunken box keeps the candidates' norms comparable.) One pass releases the count histogram and
+    the m×d sums of their Voronoi cells, with Lap(2/ε₀,count) and Lap(2d/ε₀,sums): the replace-one sensitivities
+    are 2 and 2d whatever m is, as a record leaves at most one cell and joins at most one other. Cells whose noisy
+    count is below three count-noise scales are dropped (at least k are kept), and weighted k-means (k-means++,
+    10 restarts) on the noisy cell means, weighted by the noisy counts, chooses the k starting centres: all
+    post-processing. Then ``n_iter`` (default 1) DPLloyd iterations with Su et al.'s count/sum ratio refine them.
+    The seeding pass gets ε/2 with Su et al.'s count/sum ratio, the Lloyd step(s) the rest; the plan
+    (:class:`CoresetPlan`) makes the spends sum to exactly ε. This follows the private-coreset approach of Su et
+    al.'s EUGkM (noisy cell counts, then non-private k-means on the cells) and of Chang, Ghazi, Kumar &
+    Manurangsi (2021), with Voronoi cells of random centres in place of a grid or LSH buckets so that the cost
+    does not grow with d, and noisy cell sums so that the coreset points sit at the data's means. One noisy Lloyd
+    step from a good start beats several: each extra step divides the budget and adds noise.
+
     **Input perturbation.** Every normalised record gets i.i.d. Lap(2d/ε) noise per coordinate (its L1 diameter
     is 2d; each record is protected by its own noise). The noisy records are clipped back into the box and
     k-means with k-means++ seeding and 3 restarts runs on them (post-processing). ε-DP; useful only at large ε.
@@ -508,6 +659,8 @@ class KMeans(DPMech):
     private optimization. ACM TOPS 20(4).
     Casacuberta, Shoemate, Vadhan & Wagaman (2022). Widespread underestimation of sensitivity in differentially
     private libraries and how to fix it. CCS.
+    Chang, Ghazi, Kumar & Manurangsi (2021). Locally private k-means in one round. ICML (the private-coreset
+    approach behind Google's open-source differentially private clustering, which buckets records by LSH).
 
     Examples
     --------
@@ -521,7 +674,7 @@ class KMeans(DPMech):
     """
 
     k: int = attrs.field(kw_only=False, converter=_k)
-    method: Literal["dplloyd", "input_perturbation"] = attrs.field(default="dplloyd", validator=_method)
+    method: Literal["auto", "coreset", "dplloyd", "input_perturbation"] = attrs.field(default="auto", validator=_method)
     bounds: tuple[tuple[float, ...], tuple[float, ...]] = attrs.field(default=None, converter=_bounds)
     improved: bool = attrs.field(default=True, validator=_bool)
     n_iter: int | None = attrs.field(default=None, converter=_optional_n_iter)
@@ -557,8 +710,16 @@ class KMeans(DPMech):
         Z = np.clip((arr - mid) / half, -1.0, 1.0)
         return _to_grid(Z, grid_bits(arr.shape[0]))
 
-    def plan(self, privacy_params: Eps | float, n_records: int, n_features: int) -> DPLloydPlan:
-        """The iteration count and count/sum budget split a DPLloyd release on n×d data uses.
+    def resolved_method(self, epsilon: float, n_records: int, n_features: int) -> str:
+        """The method a release at ``epsilon`` on n×d data runs: ``method``, or :func:`auto_method`'s choice."""
+        if self.method != "auto":
+            return self.method
+        if not self.improved:  # a request for the original, published DPLloyd
+            return "dplloyd"
+        return auto_method(epsilon, n_records, n_features, self.k)
+
+    def plan(self, privacy_params: Eps | float, n_records: int, n_features: int) -> DPLloydPlan | CoresetPlan:
+        """The iteration count and count/sum budget split a DPLloyd or coreset release on n×d data uses.
 
         Parameters
         ----------
@@ -569,12 +730,16 @@ class KMeans(DPMech):
 
         Returns
         -------
-        DPLloydPlan
-            Its :attr:`~DPLloydPlan.total` equals ε (rounded down if at all).
+        DPLloydPlan or CoresetPlan
+            A :class:`CoresetPlan` if the release seeds from a coreset (see :meth:`resolved_method`). Its ``total``
+            equals ε (rounded down if at all).
         """
         epsilon = privacy_params.epsilon if isinstance(privacy_params, Eps) else Eps(privacy_params).epsilon
         n = check_int(n_records, "n_records", minimum=1, owner="KMeans.plan")
         d = check_int(n_features, "n_features", minimum=1, owner="KMeans.plan")
+        method = self.resolved_method(epsilon, n, d)
+        if method == "coreset":
+            return _coreset_plan(epsilon, self.n_iter or 1, d, max(N_CANDIDATES, 4 * self.k))
         if self.improved:
             n_iter = self.n_iter or su_n_iter(epsilon, n, d, self.k)
             ratio = (4.0 * d * RHO**2) ** (1.0 / 3.0)
@@ -667,9 +832,8 @@ class KMeans(DPMech):
 
     def _release(self, Z: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> KMeansModel:
         centres, n_iter = self._centres(Z, privacy_params, rng, 1)
-        if self.method == "input_perturbation":
-            method = "input_perturbation"
-        else:
+        method = self.resolved_method(privacy_params.epsilon, *Z.shape)
+        if method == "dplloyd":
             method = "dplloyd-improved" if self.improved else "dplloyd"
         return KMeansModel(centroids=centres[0], n_iter=n_iter, method=method)
 
@@ -691,35 +855,77 @@ class KMeans(DPMech):
                 "so it cannot run on out-of-core data (dask, Chunks). Use method='dplloyd', which only needs per-"
                 "cluster counts and sums, computed block by block."
             )
-        if self.method == "input_perturbation":
+        plan = None if self.method == "input_perturbation" else self.plan(privacy_params, n, d)
+        if plan is None:
             centres, n_iter = self._input_perturbation(Z, privacy_params.epsilon, rng, n_releases)
+        elif isinstance(plan, CoresetPlan):
+            centres, n_iter = self._coreset(Z, plan, rng, n_releases)
         else:
-            centres, n_iter = self._dplloyd(Z, self.plan(privacy_params, n, d), rng, n_releases)
+            centres, n_iter = self._dplloyd(Z, plan, rng, n_releases)
         lower, upper = self.box(d)
         mid, half = (lower + upper) / 2.0, (upper - lower) / 2.0
         return np.clip(mid + half * centres, lower, upper), n_iter
 
     # ---- the algorithms ------------------------------------------------------------------------------------------
 
+    def _noisy_statistics(
+        self, Z: np.ndarray, centres: np.ndarray, epsilon_count: float, epsilon_sums: float, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Noisy counts (r, m) and sums (r, m, d) of the Voronoi cells of each release's m public ``centres``.
+
+        Under replace-one a record leaves at most one cell and joins at most one other, whatever m is: the count
+        histogram moves by at most 2 in L1 and the m×d sums by at most 2d, so Lap(2/ε_count) and Lap(2d/ε_sums).
+        """
+        n_releases, _, d = centres.shape
+        if isinstance(Z, _BlockwiseData):  # one pass over the blocks for all releases' centres
+            counts, sums = map_reduce(Z.data, functools.partial(_block_statistics, Z.normaliser, centres))
+        else:
+            stats = [_cluster_statistics(Z, c) for c in centres]
+            counts = np.stack([c for c, _ in stats])
+            sums = np.stack([s for _, s in stats])
+        # One release's aggregates form one row, so the safe sampler's rounding allowance covers every
+        # coordinate a record can move.
+        noisy_counts = _laplace(2.0 * self.sensitivity)._perturb(counts[:, None, :], Eps(epsilon_count), rng)[:, 0, :]
+        noisy_sums = _laplace(2.0 * d * self.sensitivity)._perturb(
+            sums.reshape(n_releases, 1, -1), Eps(epsilon_sums), rng
+        )
+        return noisy_counts, noisy_sums.reshape(sums.shape)
+
     def _dplloyd(
         self, Z: np.ndarray, plan: DPLloydPlan, rng: np.random.Generator, n_releases: int
     ) -> tuple[np.ndarray, int]:
+        centres = self._initial_centres(Z.shape[1], rng, n_releases)
+        return self._lloyd_steps(Z, centres, plan, rng)[0], plan.n_iter
+
+    def _coreset(
+        self, Z: np.ndarray, plan: CoresetPlan, rng: np.random.Generator, n_releases: int
+    ) -> tuple[np.ndarray, int]:
+        """Seed from a private coreset (noisy means and counts of m candidate cells), then run DPLloyd step(s)."""
         d = Z.shape[1]
-        centres = self._initial_centres(d, rng, n_releases)
-        count_noise = _laplace(2.0 * self.sensitivity)
-        sum_noise = _laplace(2.0 * d * self.sensitivity)
+        spread = min(1.0, CANDIDATE_SPREAD / math.sqrt(d))
+        candidates = rng.uniform(-spread, spread, size=(n_releases, plan.n_candidates, d))
+        counts, sums = self._noisy_statistics(Z, candidates, plan.epsilon_seed_count, plan.epsilon_seed_sums, rng)
+        # Post-processing of the noisy cells: OVERSEED·k starting centres, so that a cell mean lying between two
+        # clusters (one candidate nearest to both) does not keep them merged through the Lloyd step.
+        n_seeds = OVERSEED * self.k if self.k > 1 else 1
+        means = np.clip(sums / np.maximum(counts, 1.0)[..., None], -1.0, 1.0)
+        survival = SURVIVAL * 2.0 * self.sensitivity / plan.epsilon_seed_count
+        seeds = np.stack([_merge_cells(counts[i], means[i], n_seeds, survival, rng) for i in range(n_releases)])
+        stepped, step_counts = self._lloyd_steps(Z, seeds, plan.lloyd, rng)
+        if n_seeds == self.k:
+            return stepped, plan.n_iter
+        # The step's n_seeds centres, weighted by their noisy counts, merged into k (post-processing).
+        survival = SURVIVAL * 2.0 * self.sensitivity / plan.lloyd.epsilon_count
+        centres = np.stack([_merge_cells(step_counts[i], stepped[i], self.k, survival, rng) for i in range(n_releases)])
+        return centres, plan.n_iter
+
+    def _lloyd_steps(
+        self, Z: np.ndarray, centres: np.ndarray, plan: DPLloydPlan, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``plan.n_iter`` noisy Lloyd iterations from ``centres``: the new centres and the last noisy counts."""
+        noisy_counts = np.zeros(centres.shape[:2])
         for _ in range(plan.n_iter):
-            if isinstance(Z, _BlockwiseData):  # one pass over the blocks for all releases' centres
-                counts, sums = map_reduce(Z.data, functools.partial(_block_statistics, Z.normaliser, centres))
-            else:
-                stats = [_cluster_statistics(Z, c) for c in centres]
-                counts = np.stack([c for c, _ in stats])
-                sums = np.stack([s for _, s in stats])
-            # One release's aggregates form one row, so the safe sampler's rounding allowance covers every
-            # coordinate a record can move.
-            noisy_counts = count_noise._perturb(counts[:, None, :], Eps(plan.epsilon_count), rng)[:, 0, :]
-            noisy_sums = sum_noise._perturb(sums.reshape(n_releases, 1, -1), Eps(plan.epsilon_sums), rng)
-            noisy_sums = noisy_sums.reshape(sums.shape)
+            noisy_counts, noisy_sums = self._noisy_statistics(Z, centres, plan.epsilon_count, plan.epsilon_sums, rng)
             if self.shrinkage:
                 tau = SHRINKAGE * 2.0 * self.sensitivity / plan.epsilon_count
                 positive = noisy_counts > 0
@@ -730,7 +936,7 @@ class KMeans(DPMech):
                 kept = noisy_counts >= 1.0
                 ratio = np.clip(noisy_sums / np.where(kept, noisy_counts, 1.0)[..., None], -1.0, 1.0)
                 centres = np.where(kept[..., None], ratio, centres)
-        return centres, plan.n_iter
+        return centres, noisy_counts
 
     def _input_perturbation(
         self, Z: np.ndarray, epsilon: float, rng: np.random.Generator, n_releases: int
@@ -751,6 +957,21 @@ class KMeans(DPMech):
                 centres = np.concatenate([centres, rng.uniform(-1.0, 1.0, size=(self.k - k, d))])
             out[i] = np.clip(centres, -1.0, 1.0)
         return out, n_iter
+
+
+def _merge_cells(
+    counts: np.ndarray, means: np.ndarray, k: int, survival: float, rng: np.random.Generator
+) -> np.ndarray:
+    """k centres from noisy cell counts and means: weighted k-means on the means (post-processing only).
+
+    Cells whose noisy count is at most ``survival`` are likely empty and dropped, keeping at least the k largest.
+    """
+    kept = np.flatnonzero(counts > survival)
+    if kept.size < k:
+        kept = np.argsort(-counts, kind="stable")[:k]
+    weights = np.maximum(counts[kept], 1.0)
+    n_init = _N_INIT_CORESET if k > 1 else 1  # one cluster: every restart ends at the weighted mean
+    return _lloyd(means[kept], k, rng, n_init=n_init, max_iter=_MAX_ITER_NOISY, weights=weights)[0]
 
 
 def _sphere_packing(k: int, d: int, rng: np.random.Generator, n: int = 1) -> np.ndarray:

@@ -20,7 +20,7 @@ __all__ = ["KMeans"]
 
 
 class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, DPEstimator):
-    """Differentially private k-means, scikit-learn style (DPLloyd, improved DPLloyd or input perturbation).
+    """Differentially private k-means, scikit-learn style (coreset seeding, DPLloyd or input perturbation).
 
     Parameters
     ----------
@@ -31,11 +31,14 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, DP
     bounds : (lower, upper)
         Required public range of the features: two numbers, or two arrays with one number per feature. Records are
         clipped to the box; the bounds are never taken from the data.
-    method : {"dplloyd", "input_perturbation"}, default "dplloyd"
+    method : {"auto", "coreset", "dplloyd", "input_perturbation"}, default "auto"
+        ``"auto"`` picks ``"coreset"`` (private coreset seeding, then a noisy Lloyd step) or ``"dplloyd"`` from the
+        public ε, n, d and k only; see :class:`diffpriv_py.estimators.KMeans`.
     improved : bool, default True
         Su et al.'s improved DPLloyd (sphere-packing initialisation, their iteration count and budget split).
+        ``False`` asks for the original DPLloyd (also under ``"auto"``).
     n_iter : int, optional
-        Noisy iterations of DPLloyd (default: Su et al.'s rule, or 5 when ``improved=False``).
+        Noisy Lloyd iterations (DPLloyd default: Su et al.'s rule, or 5 when ``improved=False``; coreset: 1).
     shrinkage : bool, default True
         Shrink each noisy centre towards the previous one (free post-processing; see the mechanism).
     rng : None, int or numpy Generator, default None
@@ -78,7 +81,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, DP
         *,
         epsilon: float,
         bounds: Any = None,
-        method: str = "dplloyd",
+        method: str = "auto",
         improved: bool = True,
         n_iter: int | None = None,
         shrinkage: bool = True,

@@ -36,8 +36,8 @@ def deltas(*, allow_zero: bool = True) -> st.SearchStrategy[float]:
 
 
 def gammas() -> st.SearchStrategy[float]:
-    """Valid γ in [0, 1)."""
-    return st.floats(min_value=0.0, max_value=1.0, exclude_max=True, allow_nan=False)
+    """Valid γ in [0, 1) (subnormal values are refused by the privacy parameters, so none are drawn)."""
+    return st.floats(min_value=0.0, max_value=1.0, exclude_max=True, allow_nan=False, allow_subnormal=False)
 
 
 def privacy_params(kind: type[Eps] = Eps) -> st.SearchStrategy[Eps]:
