@@ -22,7 +22,7 @@ import numpy as np
 from .._datasets import n_records
 from ..mechanisms.base import DPMech
 from ..privacy import Eps
-from ._audit import AuditReport, _draw, _is_vectorised, audit, check_mechanism_argument
+from ._audit import AuditReport, _draw, _hashable, _is_vectorised, audit, check_mechanism_argument
 from ._support import public_bounds
 
 __all__ = ["PairResult", "SearchReport", "search_audit"]
@@ -248,14 +248,6 @@ def _list_pairs(data: list, mechanism: DPMech, replacements: Any = None) -> Iter
             if _hashable(data[i]) and v == data[i]:
                 continue
             yield _Pair(f"record {i} ({data[i]!r}) replaced by {v!r}", data, [*data[:i], v, *data[i + 1 :]], i)
-
-
-def _hashable(x: Any) -> bool:
-    try:
-        hash(x)
-    except TypeError:
-        return False
-    return True
 
 
 def _pairs_of(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:

@@ -10,21 +10,9 @@ from scipy import stats
 import diffpriv_py as dp
 from diffpriv_py import _noise
 from diffpriv_py.exceptions import TargetOutputError
+from diffpriv_py.testing._stats import chisquare_pvalue
 
 P_FLOOR = 1e-7  # a correct sampler fails one of these tests with probability below 1e-7 per test
-
-
-def _chisquare_pvalue(draws: np.ndarray, pmf) -> float:
-    values, counts = np.unique(draws, return_counts=True)
-    support = np.arange(values.min(), values.max() + 1)
-    observed = np.zeros(support.size)
-    observed[np.searchsorted(support, values)] = counts
-    expected = pmf(support) * draws.size
-    keep = expected > 20
-    obs, exp = observed[keep], expected[keep]
-    obs = np.append(obs, draws.size - obs.sum())
-    exp = np.append(exp, draws.size - exp.sum())
-    return stats.chisquare(obs, exp).pvalue
 
 
 def test_bernoulli_keeps_probabilities_far_below_double_resolution():
@@ -49,7 +37,7 @@ def test_two_sided_geometric_matches_its_pmf(lam):
         scale = 1 / lam
         assert stats.kstest(draws / scale, stats.laplace.cdf).pvalue > P_FLOOR
     else:
-        assert _chisquare_pvalue(draws, lambda k: (1 - q) / (1 + q) * q ** np.abs(k)) > P_FLOOR
+        assert chisquare_pvalue(draws, lambda k: (1 - q) / (1 + q) * q ** np.abs(k)) > P_FLOOR
 
 
 def test_two_sided_geometric_check_catches_a_wrong_decay():
@@ -57,7 +45,7 @@ def test_two_sided_geometric_check_catches_a_wrong_decay():
     rng = np.random.default_rng(12)
     draws = _noise.two_sided_geometric(200_000, 0.33, rng)
     q = math.exp(-0.3)
-    assert _chisquare_pvalue(draws, lambda k: (1 - q) / (1 + q) * q ** np.abs(k)) < P_FLOOR
+    assert chisquare_pvalue(draws, lambda k: (1 - q) / (1 + q) * q ** np.abs(k)) < P_FLOOR
 
 
 @pytest.mark.parametrize("sigma", [0.7, 4.0, 2.0**40])
@@ -70,7 +58,7 @@ def test_discrete_gaussian_matches_its_pmf(sigma):
         return
     k = np.arange(-int(40 * sigma) - 5, int(40 * sigma) + 6)
     norm = np.exp(-(k**2) / (2 * sigma**2)).sum()
-    assert _chisquare_pvalue(draws, lambda x: np.exp(-(x**2) / (2 * sigma**2)) / norm) > P_FLOOR
+    assert chisquare_pvalue(draws, lambda x: np.exp(-(x**2) / (2 * sigma**2)) / norm) > P_FLOOR
 
 
 @pytest.mark.parametrize("sigma", [37.3, 50.0])
@@ -79,7 +67,7 @@ def test_block_discrete_gaussian_matches_its_pmf_integer_by_integer(sigma):
     draws = _noise._discrete_gaussian_blocks(300_000, sigma, np.random.default_rng(15))
     k = np.arange(-int(12 * sigma), int(12 * sigma) + 1)
     norm = np.exp(-(k**2) / (2 * sigma**2)).sum()
-    assert _chisquare_pvalue(draws.astype(np.int64), lambda x: np.exp(-(x**2) / (2 * sigma**2)) / norm) > P_FLOOR
+    assert chisquare_pvalue(draws.astype(np.int64), lambda x: np.exp(-(x**2) / (2 * sigma**2)) / norm) > P_FLOOR
 
 
 def test_block_discrete_gaussian_check_catches_a_wrong_sigma():
@@ -87,7 +75,7 @@ def test_block_discrete_gaussian_check_catches_a_wrong_sigma():
     draws = _noise._discrete_gaussian_blocks(300_000, 52.5, np.random.default_rng(16))
     k = np.arange(-600, 601)
     norm = np.exp(-(k**2) / (2 * 50.0**2)).sum()
-    assert _chisquare_pvalue(draws.astype(np.int64), lambda x: np.exp(-(x**2) / (2 * 50.0**2)) / norm) < P_FLOOR
+    assert chisquare_pvalue(draws.astype(np.int64), lambda x: np.exp(-(x**2) / (2 * 50.0**2)) / norm) < P_FLOOR
 
 
 def test_gaussian_blocks_and_tail_follow_the_discretised_half_gaussian():
@@ -96,12 +84,12 @@ def test_gaussian_blocks_and_tail_follow_the_discretised_half_gaussian():
     g = _noise._gaussian_blocks(1_000_000, rho, np.random.default_rng(17)).astype(np.int64)
     support = np.arange(0, 400)
     norm = np.exp(-(support**2) / (2 * rho**2)).sum()
-    assert _chisquare_pvalue(g, lambda x: np.where(x >= 0, np.exp(-(x**2) / (2 * rho**2)) / norm, 0.0)) > P_FLOOR
+    assert chisquare_pvalue(g, lambda x: np.where(x >= 0, np.exp(-(x**2) / (2 * rho**2)) / norm, 0.0)) > P_FLOOR
     tail = _noise._gaussian_tail(200_000, rho, 61, np.random.default_rng(18)).astype(np.int64)
     tail_norm = np.exp(-(np.arange(61, 500) ** 2) / (2 * rho**2)).sum()
     assert tail.min() >= 61
     assert (
-        _chisquare_pvalue(tail, lambda x: np.where(x >= 61, np.exp(-(x**2) / (2 * rho**2)) / tail_norm, 0.0)) > P_FLOOR
+        chisquare_pvalue(tail, lambda x: np.where(x >= 61, np.exp(-(x**2) / (2 * rho**2)) / tail_norm, 0.0)) > P_FLOOR
     )
 
 
@@ -159,7 +147,7 @@ def test_exact_discrete_laplace_matches_its_pmf():
     scale = Fraction(3, 2)
     draws = np.array([_noise.exact_discrete_laplace(scale, rng) for _ in range(5_000)])
     q = math.exp(-1 / 1.5)
-    assert _chisquare_pvalue(draws, lambda k: (1 - q) / (1 + q) * q ** np.abs(k)) > P_FLOOR
+    assert chisquare_pvalue(draws, lambda k: (1 - q) / (1 + q) * q ** np.abs(k)) > P_FLOOR
 
 
 @pytest.mark.slow
@@ -169,7 +157,7 @@ def test_exact_discrete_gaussian_matches_its_pmf():
     draws = np.array([_noise.exact_discrete_gaussian(Fraction(9, 4), rng) for _ in range(4_000)])
     k = np.arange(-40, 41)
     norm = np.exp(-(k**2) / (2 * 2.25)).sum()
-    assert _chisquare_pvalue(draws, lambda x: np.exp(-(x**2) / 4.5) / norm) > P_FLOOR
+    assert chisquare_pvalue(draws, lambda x: np.exp(-(x**2) / 4.5) / norm) > P_FLOOR
 
 
 def test_randbelow_handles_integers_beyond_64_bits():
@@ -205,7 +193,7 @@ def test_discrete_laplace_noise_follows_the_geometric_law():
     for noise, n in [("safe", 100_000), ("exact", 3_000)]:
         mech = dp.DiscreteLaplace(target=len, sensitivity=2, noise=noise)
         draws = mech._sample_many(value, dp.Eps(1.5), np.random.default_rng(8), n).ravel()
-        assert _chisquare_pvalue(draws, stats.dlaplace(0.75).pmf) > P_FLOOR
+        assert chisquare_pvalue(draws, stats.dlaplace(0.75).pmf) > P_FLOOR
 
 
 def test_rng_none_is_an_unpredictable_aes_counter_stream():

@@ -8,21 +8,9 @@ from scipy import stats
 
 import diffpriv_py as dp
 from diffpriv_py import _noise
+from diffpriv_py.testing._stats import chisquare_pvalue
 
 P_FLOOR = 1e-7  # a correct sampler fails one of these tests with probability below 1e-7 per test
-
-
-def _chisquare_pvalue(draws: np.ndarray, pmf) -> float:
-    values, counts = np.unique(draws, return_counts=True)
-    support = np.arange(values.min(), values.max() + 1)
-    observed = np.zeros(support.size)
-    observed[np.searchsorted(support, values)] = counts
-    expected = pmf(support) * draws.size
-    keep = expected > 20
-    obs, exp = observed[keep], expected[keep]
-    obs = np.append(obs, draws.size - obs.sum())
-    exp = np.append(exp, draws.size - exp.sum())
-    return stats.chisquare(obs, exp).pvalue
 
 
 def _scalar_geometric(lam: float, n: int, seed: int) -> np.ndarray:
@@ -51,25 +39,25 @@ def _gaussian_pmf(sigma: float):
 def test_scalar_geometric_matches_its_pmf_integer_by_integer(lam):
     """The one-value Laplace path gives P(k) ∝ exp(−λ|k|), tested at a decay small enough to use blocks."""
     draws = _scalar_geometric(lam, 60_000, 21)
-    assert _chisquare_pvalue(draws.astype(np.int64), _geometric_pmf(lam)) > P_FLOOR
+    assert chisquare_pvalue(draws.astype(np.int64), _geometric_pmf(lam)) > P_FLOOR
 
 
 def test_scalar_geometric_check_catches_a_wrong_decay():
     """The same test rejects one-value draws whose decay is 10 % off."""
     draws = _scalar_geometric(0.033, 60_000, 22)
-    assert _chisquare_pvalue(draws.astype(np.int64), _geometric_pmf(0.03)) < P_FLOOR
+    assert chisquare_pvalue(draws.astype(np.int64), _geometric_pmf(0.03)) < P_FLOOR
 
 
 def test_scalar_discrete_gaussian_matches_its_pmf_integer_by_integer():
     """The one-value Gaussian path gives P(k) ∝ exp(−k²/(2σ²)) (alias blocks, tail and acceptance)."""
     draws = _scalar_gaussian(37.3, 60_000, 23)
-    assert _chisquare_pvalue(draws.astype(np.int64), _gaussian_pmf(37.3)) > P_FLOOR
+    assert chisquare_pvalue(draws.astype(np.int64), _gaussian_pmf(37.3)) > P_FLOOR
 
 
 def test_scalar_discrete_gaussian_check_catches_a_wrong_sigma():
     """The same test rejects one-value draws whose σ is 5 % too large."""
     draws = _scalar_gaussian(52.5, 60_000, 24)
-    assert _chisquare_pvalue(draws.astype(np.int64), _gaussian_pmf(50.0)) < P_FLOOR
+    assert chisquare_pvalue(draws.astype(np.int64), _gaussian_pmf(50.0)) < P_FLOOR
 
 
 @pytest.mark.parametrize(
