@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+import functools
 import math
 from typing import Any
 
@@ -36,6 +38,7 @@ from ._common import (
     finish,
     nan_error,
     release,
+    scalar_bounds,
     sensitivities,
 )
 from ._kernels import non_missing
@@ -46,6 +49,9 @@ __all__ = ["count", "covariance", "mean", "std", "sum", "var"]
 # a value u ∈ [−½, ½] turning into NaN moves (count, Σu, Σu²) by (1, ½, ¼).
 _OMIT_L1 = {1: 1.5, 2: 1.75}
 _OMIT_L2 = {1: math.sqrt(1.25), 2: math.sqrt(1.3125)}
+
+SMALL = 32
+"""Pooled statistics of at most this many values are computed in Python arithmetic (same bits, less overhead)."""
 
 
 @attrs.frozen(eq=False)
@@ -67,9 +73,25 @@ class ClippedStatistic:
     nan_policy: str = "raise"
     ddof: int = 0
     who: str = "dp.stats"
+    # Per record width d: the grid, and its parameters as Python floats when they are scalars (the small path).
+    _grids: dict = attrs.field(init=False, factory=dict, repr=False)
 
     def grid(self, d: int) -> Grid:
         """The public grid for records of d values (depends on the bounds, d and the statistic only)."""
+        return self._grid(d)[0]
+
+    def _grid(self, d: int) -> tuple[Grid, tuple[float, float, float, float] | None]:
+        cached = self._grids.get(d)
+        if cached is None:
+            grid = self._make_grid(d)
+            parts = (grid.origin, grid.scale, grid.low, grid.high, grid.offset)
+            small = None
+            if all(np.ndim(p) == 0 for p in parts) and float(grid.offset) == 0.0:
+                small = (float(grid.origin), float(grid.scale), float(grid.low), float(grid.high))
+            cached = self._grids[d] = (grid, small)
+        return cached
+
+    def _make_grid(self, d: int) -> Grid:
         order = 2 if self.statistic == "var" else 1
         if order == 2:
             bits = square_bits(d, per_record=d if self.axis == 1 else 1)
@@ -89,17 +111,55 @@ class ClippedStatistic:
                     raise ValueError(_AXIS1_OUT_OF_CORE.format(who=self.who))
                 return map_reduce(data, lambda b: non_missing(self._block(b), self.axis))
             return non_missing(as_data(data, who=self.who, allow_bool=True), self.axis)
-        if is_out_of_core(data):
+        if type(data) is not np.ndarray and is_out_of_core(data):
             if self.axis == 1:
                 raise ValueError(_AXIS1_OUT_OF_CORE.format(who=self.who))
             d = _width(as_data(first_block(data), who=self.who))
             grid = self.grid(d)
             sums = map_reduce(data, lambda b: self._sums(self._block(b), grid))
         else:
-            x = as_data(data, who=self.who)
-            grid = self.grid(_width(x))
+            x = (
+                data
+                if type(data) is np.ndarray and data.dtype == np.float64 and 0 < data.ndim <= 2 and data.size
+                else None
+            )
+            if x is None:
+                x = as_data(data, who=self.who)
+            grid, small = self._grid(_width(x))
+            if (
+                small is not None
+                and x.size <= SMALL
+                and self.nan_policy == "raise"
+                and (x.ndim == 1 or self.axis is None)
+            ):
+                value = self._small(x, small, grid.bits)
+                if value is not None:
+                    return value
             sums = self._sums(x, grid)
         return self._finish(sums, grid)
+
+    def _small(self, x: np.ndarray, grid: tuple[float, float, float, float], bits: int) -> np.floating | None:
+        """The pooled statistic of at most :data:`SMALL` values in Python arithmetic; None if a value is NaN.
+
+        Bit for bit the array path (:meth:`Grid.index`, then :meth:`_finish`): the same IEEE operations on the same
+        float64 values ((x − origin)·scale, clip, round half to even), exact Python integer sums, and one correctly
+        rounded int/int division or int→float conversion. A bounded loop here because a dozen numpy calls on a
+        10-value array cost more than the whole noisy release.
+        """
+        origin, scale, low, high = grid
+        ks = []
+        for v in x.ravel().tolist():
+            u = (v - origin) * scale
+            if u != u:
+                return None  # NaN: the array path gives the nan_policy's error
+            ks.append(round(low if u < low else (high if u > high else u)))
+        m, s1 = len(ks), builtins.sum(ks)
+        if self.statistic == "sum":
+            return np.float64(math.ldexp(float(s1), -bits))
+        if self.statistic == "mean":
+            return np.float64(s1 / (m << bits))
+        s2 = builtins.sum(k * k for k in ks)
+        return np.float64((m * s2 - s1 * s1) / ((m * (m - self.ddof)) << (2 * bits)))
 
     def _block(self, block: Any) -> np.ndarray:
         return as_data(block, who=self.who, allow_bool=self.statistic == "count")
@@ -144,6 +204,8 @@ def _popoviciu(m: int) -> float:
 
 @attrs.frozen
 class _Shape:
+    """The public layout of a release (hashable: it keys the plan cache)."""
+
     n: int
     d: int
     axis: int | None
@@ -166,10 +228,6 @@ class _Shape:
     def groups(self) -> int:
         """Number of released statistics."""
         return {None: 1, 0: self.d, 1: self.n}[self.axis]
-
-
-def _shape(x: np.ndarray, axis: int | None) -> _Shape:
-    return _Shape(n=x.shape[0], d=1 if x.ndim == 1 else x.shape[1], axis=axis, two_d=x.ndim == 2)
 
 
 def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
@@ -229,7 +287,22 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
                 return np.clip(v, 0.0, cap) * unit * unit
 
     l1, l2 = sensitivities(per, together=s.together)
-    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post)
+    scalar_post = None
+    if s.axis is None or not s.two_d:
+        # One released value: the same operations as ``post`` in Python floats (np.clip is min∘max without NaN).
+        if statistic in ("sum", "mean"):
+            shift, scale, low_f, high_f = float(count * origin), float(unit), float(low), float(high)
+
+            def scalar_post(v: float) -> float:
+                return min(max(shift + v * scale, low_f), high_f)
+
+        else:
+            cap_f, scale = float(cap), float(unit)
+
+            def scalar_post(v: float) -> float:
+                return min(max(v, 0.0), cap_f) * scale * scale  # float overflow is +inf in Python too, never NaN
+
+    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, scalar_postprocess=scalar_post)
 
 
 def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
@@ -306,8 +379,13 @@ def _count_plan(s: _Shape, who: str) -> Plan:
     def post(v: np.ndarray) -> np.ndarray:
         return np.clip(np.rint(v), 0, cap).astype(np.int64)
 
+    def scalar_post(v: float) -> int:
+        return round(min(max(v, 0.0), float(cap)))  # clip then round: the same integer for an integer cap
+
     target = ClippedStatistic("count", np.asarray(0.0), np.asarray(1.0), axis=s.axis, who=who)
-    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, integer=True)
+    return Plan(
+        target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, integer=True, scalar_postprocess=scalar_post
+    )
 
 
 def _run(
@@ -324,31 +402,38 @@ def _run(
     accountant: Any,
     full_response: Any,
     who: str,
+    keepdims: Any = False,
+    dtype: Any = None,
 ) -> Any:
     nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
     mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
     check_params(privacy_params, mechanism, who=who)
     full_response = check_bool(full_response, "full_response", who=who)
-    out_of_core = is_out_of_core(x)
+    keepdims = check_bool(keepdims, "keepdims", who=who)
+    out_dtype = None if dtype is None else _check_dtype(dtype, who)
+    out_of_core = type(x) is not np.ndarray and is_out_of_core(x)
     # Out-of-core data (dask, Chunks): the first block gives the layout and dtype, one cheap pass the public n.
     data = as_data(first_block(x) if out_of_core else x, who=who, allow_bool=statistic == "count")
     ax = check_axis(axis, data.ndim, who=who)
     if out_of_core and ax == 1:
         raise ValueError(_AXIS1_OUT_OF_CORE.format(who=who))
-    s = _shape(data, ax) if not out_of_core else attrs.evolve(_shape(data, ax), n=n_rows(x))
-    if statistic == "count":
-        plan = _count_plan(s, who)
+    two_d = data.ndim == 2
+    n, d = n_rows(x) if out_of_core else data.shape[0], data.shape[1] if two_d else 1
+    policy = "omit" if nan_policy == "omit" and data.dtype.kind == "f" else "raise"
+    pair: tuple[float, float] | None = None
+    if statistic != "count":
+        pair = scalar_bounds(bounds)
+        if pair is None:
+            lo, hi = check_bounds(bounds, d if two_d else None, who=who)
+    if statistic in ("var", "std") or policy == "omit":
+        ddof = check_ddof(ddof, n if ax == 0 else (d if ax == 1 else n * d), who=who)
+    if statistic == "count" or pair is not None:
+        # Everything a plan depends on is public and hashable here, so repeated releases reuse one plan and its
+        # mechanism (the same objects a fresh build would give).
+        plan = _cached_plan(statistic, policy, n, d, ax, two_d, pair, ddof, who, keepdims, out_dtype)
     else:
-        lo, hi = check_bounds(bounds, s.d if s.two_d else None, who=who)
-        stat = "var" if statistic == "std" else statistic
-        if nan_policy == "omit" and data.dtype.kind == "f":
-            plan = _omit_plan(stat, s, lo, hi, ddof, who)
-        else:
-            plan = _raise_plan(stat, s, lo, hi, ddof, who)
-    if statistic == "std":
-        plan = attrs.evolve(plan, postprocess=lambda v, p=plan.postprocess: np.sqrt(p(v)))
-    scalar = not s.two_d or ax is None
-    plan = attrs.evolve(plan, postprocess=lambda v, p=plan.postprocess: finish(np.asarray(p(v)), scalar))
+        s = _Shape(n=n, d=d, axis=ax, two_d=two_d)
+        plan = _plan(statistic, policy, s, lo, hi, ddof, who, keepdims, out_dtype)
     return release(
         plan,
         privacy_params,
@@ -358,6 +443,108 @@ def _run(
         accountant=accountant,
         full_response=full_response,
     )
+
+
+def _check_dtype(dtype: Any, who: str) -> np.dtype:
+    try:
+        out = np.dtype(dtype)
+    except TypeError:
+        out = None
+    if out is None or out.kind not in "iuf":
+        raise TypeError(
+            f"The 'dtype' of {who} must be an integer or floating-point dtype, as numpy's; got {dtype!r}. Pass e.g. "
+            "dtype=int for an integer result, or leave dtype=None for float64."
+        )
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_plan(
+    statistic: str,
+    policy: str,
+    n: int,
+    d: int,
+    axis: int | None,
+    two_d: bool,
+    pair: tuple[float, float] | None,
+    ddof: int,
+    who: str,
+    keepdims: bool,
+    dtype: np.dtype | None,
+) -> Plan:
+    lo, hi = (np.asarray(1.0), np.asarray(2.0)) if pair is None else (np.asarray(pair[0]), np.asarray(pair[1]))
+    return _plan(statistic, policy, _Shape(n=n, d=d, axis=axis, two_d=two_d), lo, hi, ddof, who, keepdims, dtype)
+
+
+def _plan(
+    statistic: str,
+    policy: str,
+    s: _Shape,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    ddof: int,
+    who: str,
+    keepdims: bool,
+    dtype: np.dtype | None,
+) -> Plan:
+    """The statistic's plan with its whole post-processing: square root, numpy's output shape and dtype."""
+    if statistic == "count":
+        plan = _count_plan(s, who)
+    else:
+        stat = "var" if statistic == "std" else statistic
+        plan = (_omit_plan if policy == "omit" else _raise_plan)(stat, s, lo, hi, ddof, who)
+    post, scalar_post = plan.postprocess, plan.scalar_postprocess
+    if statistic == "std":
+        post = _then(post, np.sqrt)
+        scalar_post = None if scalar_post is None else _then(scalar_post, math.sqrt)
+    scalar = not s.two_d or s.axis is None
+    kept = _kept_shape(s) if keepdims else None
+    if dtype is not None:
+        post = _then(post, functools.partial(_as_dtype, dtype=dtype))
+        scalar_post = None  # numpy scalars of the requested dtype, through the array path
+    if kept is not None:
+        post = _then(post, functools.partial(_reshaped, shape=kept))
+        scalar_post = None
+    elif scalar:
+        post = _then(post, _item if dtype is None else _dtype_item)
+    return attrs.evolve(plan, postprocess=post, scalar_postprocess=scalar_post)
+
+
+def _then(first: Any, second: Any) -> Any:
+    return lambda v: second(first(v))
+
+
+def _kept_shape(s: _Shape) -> tuple[int, ...]:
+    """numpy's ``keepdims=True`` shape: the reduced axes stay with length one."""
+    if not s.two_d:
+        return (1,)
+    return {None: (1, 1), 0: (1, s.d), 1: (s.n, 1)}[s.axis]
+
+
+def _reshaped(values: Any, shape: tuple[int, ...]) -> np.ndarray:
+    return np.asarray(values).reshape(shape)
+
+
+def _item(values: Any) -> Any:
+    """A scalar result as a Python float (int for counts)."""
+    return finish(np.asarray(values), True)
+
+
+def _dtype_item(values: Any) -> Any:
+    """A scalar result as a numpy scalar of the requested dtype (numpy's ``np.sum(x, dtype=...)``)."""
+    return np.asarray(values).reshape(-1)[0]
+
+
+def _as_dtype(values: Any, dtype: np.dtype) -> np.ndarray:
+    """numpy's ``dtype=`` for the output: integers are the rounded values clipped to the dtype's range."""
+    arr = np.asarray(values, dtype=np.float64)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        top = float(info.max)
+        if int(top) > info.max:  # float(2⁶³ − 1) rounds up to 2⁶³, which does not fit
+            top = float(np.nextafter(top, -np.inf))
+        return np.clip(np.rint(arr), float(info.min), top).astype(dtype)
+    return arr.astype(dtype)
 
 
 _COMMON_PARAMS = """
