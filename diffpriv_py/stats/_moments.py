@@ -548,9 +548,13 @@ def _as_dtype(values: Any, dtype: np.dtype) -> np.ndarray:
 
 
 _COMMON_PARAMS = """
-    axis : {None, 0, 1}, default None
+    axis : {None, 0, 1} or tuple of them, default None
         Records are rows. ``None`` pools every value into one statistic; ``0`` gives one statistic per column of
-        2-D data, released together as one vector; ``1`` gives one per record (row).
+        2-D data, released together as one vector; ``1`` gives one per record (row). A tuple has numpy's meaning:
+        ``(0, 1)`` pools every value of 2-D data (as ``None``), ``(0,)`` is ``0``.
+    keepdims : bool, default False
+        As in numpy: keep the reduced axes with length one, so the result broadcasts against the data (an array
+        of shape ``(1,)``, ``(1, 1)``, ``(1, d)`` or ``(n, 1)``, never a bare float).
     nan_policy : {"raise", "omit"}, default "raise"
         ``"raise"`` refuses data containing NaN (a curator-side error: the accountant, if any, has already been
         charged). ``"omit"`` leaves NaN out, with a sensitivity that accounts for the data-dependent count (see
@@ -584,6 +588,7 @@ def mean(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
 ) -> Any:
     """Differentially private mean of bounded data.
 
@@ -643,6 +648,7 @@ def mean(
         rng=rng,
         accountant=accountant,
         full_response=full_response,
+        keepdims=keepdims,
         who="dp.stats.mean",
     )
 
@@ -659,6 +665,8 @@ def sum(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
+    dtype: Any = None,
 ) -> Any:
     """Differentially private sum of bounded data.
 
@@ -671,6 +679,10 @@ def sum(
     bounds : (lower, upper)
         Public clipping bounds (scalars, or one value per column). Required.
     {common}
+    dtype : dtype, optional
+        numpy's ``dtype=`` for the result: an integer dtype (e.g. ``dtype=int``) gives the noisy sum rounded to
+        the nearest integer and clipped into the dtype's range (post-processing); a float dtype casts. With a dtype
+        a scalar result is a numpy scalar of it (as ``np.sum``). Default: float64, a scalar as a Python float.
 
     Returns
     -------
@@ -700,6 +712,8 @@ def sum(
         rng=rng,
         accountant=accountant,
         full_response=full_response,
+        keepdims=keepdims,
+        dtype=dtype,
         who="dp.stats.sum",
     )
 
@@ -717,6 +731,7 @@ def var(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
 ) -> Any:
     """Differentially private variance of bounded data.
 
@@ -764,6 +779,7 @@ def var(
         rng=rng,
         accountant=accountant,
         full_response=full_response,
+        keepdims=keepdims,
         who="dp.stats.var",
     )
 
@@ -781,6 +797,7 @@ def std(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
 ) -> Any:
     """Differentially private standard deviation: the square root of :func:`var` (post-processing).
 
@@ -818,6 +835,7 @@ def std(
         rng=rng,
         accountant=accountant,
         full_response=full_response,
+        keepdims=keepdims,
         who="dp.stats.std",
     )
 
@@ -831,6 +849,7 @@ def count(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
 ) -> Any:
     """Differentially private count of the present (non-NaN) values, or of the True values of a boolean array.
 
@@ -841,11 +860,11 @@ def count(
         evaluated per record, e.g. ``ages > 65``.
     privacy_params : Eps or Del
         The privacy level of the release.
-    axis : {None, 0, 1}, default None
-        ``None`` counts over all values; ``0`` per column; ``1`` per record.
+    axis : {None, 0, 1} or tuple of them, default None
+        ``None`` counts over all values; ``0`` per column; ``1`` per record; ``(0, 1)`` as ``None``.
     mechanism : {"laplace", "gaussian"}, default "laplace"
         Integer-valued Laplace-type noise, or Gaussian noise (needs ``Del``) rounded to an integer.
-    rng, accountant, full_response
+    rng, accountant, full_response, keepdims
         As in :func:`mean`.
 
     Returns
@@ -875,6 +894,7 @@ def count(
         rng=rng,
         accountant=accountant,
         full_response=full_response,
+        keepdims=keepdims,
         who=who,
     )
 
