@@ -786,3 +786,59 @@ def test_sum_refuses_dtypes_that_are_not_integer_or_float(data, dtype):
     """A boolean, object or complex dtype is refused, naming the parameter and the fix."""
     with pytest.raises(TypeError, match="dtype"):
         dp.stats.sum(data, dp.Eps(1.0), bounds=(LO, HI), dtype=dtype, rng=0)
+
+
+# ---- histogram: density and empty data -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bins", [4, [0.0, 1.0, 3.0, 10.0]])
+def test_histogram_density_is_numpys_formula_on_the_noisy_counts(data, bins):
+    """density=True equals counts / width / total of the released counts (same seed), integrating to 1."""
+    rng_kw = {"range": (LO, HI)} if np.ndim(bins) == 0 else {}
+    counts, edges = dp.stats.histogram(data, dp.Eps(0.5), bins=bins, rng=9, **rng_kw)
+    dens, edges2 = dp.stats.histogram(data, dp.Eps(0.5), bins=bins, rng=9, density=True, **rng_kw)
+    np.testing.assert_array_equal(edges, edges2)
+    np.testing.assert_array_equal(dens, counts / np.diff(edges) / counts.sum())
+    assert np.sum(dens * np.diff(edges)) == pytest.approx(1.0)
+    ref = np.histogram(data, bins=bins, density=True, **rng_kw)[0]
+    np.testing.assert_allclose(dp.stats.histogram(data, BIG, bins=bins, density=True, rng=0, **rng_kw)[0], ref)
+
+
+def test_histogram_density_per_column_normalises_each_column(frame):
+    """With axis=0 each column's density integrates to 1, matching numpy column by column at huge ε."""
+    X, _ = frame
+    dens, _ = dp.stats.histogram(X, BIG, bins=5, range=(0, 10), axis=0, density=True, rng=0)
+    for j in range(X.shape[1]):
+        np.testing.assert_allclose(dens[:, j], np.histogram(X[:, j], bins=5, range=(0, 10), density=True)[0])
+
+
+def test_histogram_density_of_an_all_zero_histogram_is_zero_not_nan():
+    """If every noisy count is 0 (here: every value outside the range) the density is 0, never NaN."""
+    dens, _ = dp.stats.histogram(np.full(50, 99.0), BIG, bins=3, range=(0, 1), density=True, rng=0)
+    assert dens.dtype == np.float64 and np.all(dens == 0)
+
+
+@pytest.mark.parametrize(
+    "x, axis, shape", [(np.array([]), None, (3,)), (np.empty((0, 2)), 0, (3, 2)), ([], None, (3,))]
+)
+def test_histogram_of_no_records_is_exact_zeros_with_no_noise(x, axis, shape):
+    """n = 0 is public and has no neighbour: the counts are numpy's exact zeros (sensitivity 0), at any ε."""
+    acc = dp.Accountant(budget=dp.Eps(1.0))
+    r, edges = dp.stats.histogram(
+        x, dp.Eps(1e-3), bins=3, range=(0, 1), axis=axis, rng=0, full_response=True, accountant=acc
+    )
+    assert r.sensitivity == 0 and r.response.shape == shape and np.all(r.response == 0)
+    np.testing.assert_array_equal(edges, np.histogram([], bins=3, range=(0, 1))[1])
+    assert acc.spent.epsilon == pytest.approx(1e-3)  # charged like any release: the accountant records what was asked
+
+
+def test_histogram_of_one_record_is_still_noisy():
+    """The zero-sensitivity exception is for n = 0 only: one record gets the usual noise."""
+    r, _ = dp.stats.histogram(np.array([0.5]), dp.Eps(1.0), bins=3, range=(0, 1), rng=0, full_response=True)
+    assert r.sensitivity == 2.0
+
+
+def test_moment_statistics_still_refuse_empty_data():
+    """Means and sums of no records are refused (their n must be at least 1), with the rule."""
+    with pytest.raises(ValueError, match="at least one record"):
+        dp.stats.mean(np.array([]), dp.Eps(1.0), bounds=(0, 1), rng=0)
