@@ -842,3 +842,18 @@ def test_moment_statistics_still_refuse_empty_data():
     """Means and sums of no records are refused (their n must be at least 1), with the rule."""
     with pytest.raises(ValueError, match="at least one record"):
         dp.stats.mean(np.array([]), dp.Eps(1.0), bounds=(0, 1), rng=0)
+
+
+def test_tuple_axes_release_exactly_what_the_equivalent_axis_releases(frame):
+    """axis=(0, 1) is axis=None and axis=(0,) is axis=0 for every statistic, quantiles and histograms included."""
+    X, _ = frame
+    X = np.clip(X, LO, HI)
+    for f, kw in [
+        (dp.stats.mean, {"bounds": (LO, HI)}),
+        (dp.stats.var, {"bounds": (LO, HI)}),
+        (dp.stats.median, {"bounds": (LO, HI)}),
+        (dp.stats.histogram, {"bins": 4, "range": (LO, HI)}),
+    ]:
+        for tup, single in [((0, 1), None), ((1, 0), None), ((0,), 0)]:
+            a, b = f(X, dp.Eps(1.0), axis=tup, rng=4, **kw), f(X, dp.Eps(1.0), axis=single, rng=4, **kw)
+            np.testing.assert_array_equal(a[0] if isinstance(a, tuple) else a, b[0] if isinstance(b, tuple) else b)
