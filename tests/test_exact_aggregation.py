@@ -392,6 +392,8 @@ def test_small_inputs_give_the_array_paths_value_bit_for_bit(bounds, name):
     target = r.mechanism.target
     cases = [base for base, _ in _pairs(lo, hi, 11, seed=3)] + [np.array(EXTREMES), rng.integers(-9, 9, SMALL)]
     cases += [lo + (hi - lo) * rng.uniform(-0.5, 1.5, (4, 3)), rng.normal(size=1)]
+    cases += [np.array([2**63 - 1, -(2**63), 2**53 + 1], dtype=np.int64), np.array([2**64 - 1, 3], dtype=np.uint64)]
+    cases += [np.array([0.5, 1.5, -7.25], dtype=np.float32), np.array([3, -4], dtype=np.int8)]
     for x in cases:
         assert x.size <= SMALL
         small, full = target(x), _array_path(target, x)
