@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -104,7 +105,7 @@ class ClippedStatistic:
             offset = "origin"
         return Grid.over(self.lower, self.upper, bits, pooled=pooled, offset=offset, who=self.who)
 
-    def __call__(self, data: Any) -> np.ndarray:
+    def __call__(self, data: Any) -> np.ndarray | np.floating:
         if self.statistic == "count":
             if is_out_of_core(data):
                 if self.axis == 1:
@@ -246,6 +247,7 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
     reach = float(np.ldexp(grid.spans(s.d), -grid.bits).sum()) if s.axis != 0 else np.ones(s.d)
     origin, unit = grid.origin, grid.unit()
     lo_d, hi_d = np.broadcast_to(lo, (s.d,)), np.broadcast_to(hi, (s.d,))
+    one = s.axis is None or not s.two_d  # one released value: post-processing also on a Python float
     if statistic in ("sum", "mean"):
         if statistic == "sum":
             per = np.broadcast_to(reach + rounding_allowance(m), (s.groups,))
@@ -263,6 +265,8 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
 
         def post(v: np.ndarray, low: Any = low, high: Any = high) -> np.ndarray:
             return np.clip(count * origin + v * unit, low, high)
+
+        scalar_post = _scalar_clip(float(count * origin), float(unit), float(low), float(high)) if one else None
 
     else:  # var, in units of the grid width squared (every quantised value lies in an interval of width 1)
         if s.axis == 0:
@@ -282,27 +286,24 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
             per = np.array([min(k, _popoviciu(k) + k * (m - k) / m) / (m - ddof)])
         per = per + rounding_allowance(cap)
 
-        def post(v: np.ndarray, cap: float = cap) -> np.ndarray:
+        def post(v: np.ndarray, cap: float = cap) -> np.ndarray:  # type: ignore[misc]
             with np.errstate(over="ignore"):  # a variance beyond float64 (bounds near ±1e308) is +inf, never NaN
                 return np.clip(v, 0.0, cap) * unit * unit
 
+        scalar_post = _scalar_variance(float(cap), float(unit)) if one else None
+
     l1, l2 = sensitivities(per, together=s.together)
-    scalar_post = None
-    if s.axis is None or not s.two_d:
-        # One released value: the same operations as ``post`` in Python floats (np.clip is min∘max without NaN).
-        if statistic in ("sum", "mean"):
-            shift, scale, low_f, high_f = float(count * origin), float(unit), float(low), float(high)
-
-            def scalar_post(v: float) -> float:
-                return min(max(shift + v * scale, low_f), high_f)
-
-        else:
-            cap_f, scale = float(cap), float(unit)
-
-            def scalar_post(v: float) -> float:
-                return min(max(v, 0.0), cap_f) * scale * scale  # float overflow is +inf in Python too, never NaN
-
     return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, scalar_postprocess=scalar_post)
+
+
+def _scalar_clip(shift: float, scale: float, low: float, high: float) -> Callable[[float], float]:
+    """``np.clip(shift + v·scale, low, high)`` on a Python float: the same IEEE operations (clip is min∘max)."""
+    return lambda v: min(max(shift + v * scale, low), high)
+
+
+def _scalar_variance(cap: float, scale: float) -> Callable[[float], float]:
+    """``np.clip(v, 0, cap)·scale·scale`` on a Python float (an overflow is +inf there too, never NaN)."""
+    return lambda v: min(max(v, 0.0), cap) * scale * scale
 
 
 def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
@@ -421,19 +422,19 @@ def _run(
     n, d = n_rows(x) if out_of_core else data.shape[0], data.shape[1] if two_d else 1
     policy = "omit" if nan_policy == "omit" and data.dtype.kind == "f" else "raise"
     pair: tuple[float, float] | None = None
+    arrays: tuple[np.ndarray, np.ndarray] | None = None
     if statistic != "count":
         pair = scalar_bounds(bounds)
         if pair is None:
-            lo, hi = check_bounds(bounds, d if two_d else None, who=who)
+            arrays = check_bounds(bounds, d if two_d else None, who=who)
     if statistic in ("var", "std") or policy == "omit":
         ddof = check_ddof(ddof, n if ax == 0 else (d if ax == 1 else n * d), who=who)
-    if statistic == "count" or pair is not None:
+    if arrays is None:
         # Everything a plan depends on is public and hashable here, so repeated releases reuse one plan and its
         # mechanism (the same objects a fresh build would give).
         plan = _cached_plan(statistic, policy, n, d, ax, two_d, pair, ddof, who, keepdims, out_dtype)
     else:
-        s = _Shape(n=n, d=d, axis=ax, two_d=two_d)
-        plan = _plan(statistic, policy, s, lo, hi, ddof, who, keepdims, out_dtype)
+        plan = _plan(statistic, policy, _Shape(n=n, d=d, axis=ax, two_d=two_d), *arrays, ddof, who, keepdims, out_dtype)
     return release(
         plan,
         privacy_params,
