@@ -703,6 +703,8 @@ def test_scalar_post_processing_equals_the_array_post_processing(name):
         with np.errstate(over="ignore"):  # a huge noisy value at bounds ±1e300 overflows to ±inf, then is clipped
             for v in noisy:
                 assert repr(plan.scalar_postprocess(float(v))) == repr(plan.postprocess(np.asarray(v))), (lo, hi, v)
+            for k in (-3, 0, 1, n - 1, n, n + 4, 2**60):  # integer-valued mechanisms (counts) return Python ints
+                assert repr(plan.scalar_postprocess(k)) == repr(plan.postprocess(np.asarray(float(k)))), (lo, hi, k)
 
 
 @pytest.mark.parametrize("name", ["mean", "sum", "var", "std"])

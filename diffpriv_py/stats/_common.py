@@ -260,7 +260,7 @@ class Plan:
     postprocess: Callable[[np.ndarray], Any]
     integer: bool = False
     scalar_postprocess: Callable[[float], Any] | None = None
-    """The same map as ``postprocess`` on a Python float, for a scalar release (no numpy call on a 0-d array)."""
+    """The same map as ``postprocess`` on a Python float or int, for a scalar release (no numpy call on a 0-d array)."""
     _mechanisms: dict = attrs.field(init=False, factory=dict, repr=False)
 
     def mechanism(self, name: str) -> NumericMech:
@@ -291,7 +291,7 @@ def release(
     mech = plan.mechanism(mechanism)
     response = mech.release_response(privacy_params, data, rng=rng, accountant=accountant)
     raw = response.response
-    if plan.scalar_postprocess is not None and type(raw) is float:
+    if plan.scalar_postprocess is not None and (type(raw) is float or type(raw) is int):
         value = plan.scalar_postprocess(raw)
     else:
         value = plan.postprocess(np.asarray(raw, dtype=np.float64))
