@@ -716,7 +716,8 @@ def test_cached_plans_release_what_a_fresh_uncached_plan_releases(name):
         cached = f(x, dp.Eps(1.0), bounds=(0, 3), rng=seed)
         fresh = f(x, dp.Eps(1.0), bounds=(np.array([0.0]), np.array([3.0])), rng=seed)
         again = f(x, dp.Eps(1.0), bounds=[0, 3.0], rng=seed)
-        assert repr(cached) == repr(fresh) == repr(again)
+        numpy_scalars = f(x, dp.Eps(1.0), bounds=(np.int64(0), np.float32(3)), rng=seed)
+        assert repr(cached) == repr(fresh) == repr(again) == repr(numpy_scalars)
 
 
 def test_a_cached_plan_still_validates_every_argument_of_every_call(data):

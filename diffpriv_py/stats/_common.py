@@ -169,7 +169,7 @@ def check_bounds(bounds: Any, n_columns: int | None, *, who: str) -> tuple[np.nd
     return lo, hi
 
 
-_FAST_REALS = (float, int, np.float64)
+_FAST_REALS = (float, int, np.float64, np.int64)
 
 
 def scalar_bounds(bounds: Any) -> tuple[float, float] | None:
