@@ -159,8 +159,13 @@ class Grid:
     def index(self, block: np.ndarray, out: np.ndarray) -> np.ndarray:
         """The integer-valued indices of a block (NaN stays NaN), computed in ``out``."""
         with np.errstate(over="ignore", invalid="ignore"):
-            np.subtract(block, self.origin, out=out)
-            np.multiply(out, self.scale, out=out)
+            if self.origin.ndim == 0 and self.origin == 0:
+                # x − 0 is x exactly (−0 − 0 = −0, NaN stays NaN; an origin of −0 only flips the sign of zeros,
+                # which sum to the same integer): the same indices with one pass over the block fewer.
+                np.multiply(block, self.scale, out=out)
+            else:
+                np.subtract(block, self.origin, out=out)
+                np.multiply(out, self.scale, out=out)
         np.clip(out, self.low, self.high, out=out)
         return np.rint(out, out=out)
 

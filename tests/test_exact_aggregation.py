@@ -369,3 +369,50 @@ def test_clipped_rows_lie_in_the_unit_ball_as_floats_and_quantise_inside_it():
     q = grid_rows(unit, b)
     exact = [sum(int(v) ** 2 for v in row) for row in q.astype(np.int64)]
     assert max(exact) <= 4**b
+
+
+# ---- the small-input path (pooled statistics of at most SMALL values, computed in Python arithmetic) ----------------
+
+
+def _array_path(target, x: np.ndarray) -> np.ndarray:
+    """The target's value through the block machinery (grid_sums + _finish), skipping the small path."""
+    grid = target.grid(1 if x.ndim == 1 else x.shape[1])
+    return target._finish(target._sums(x, grid), grid)
+
+
+@pytest.mark.parametrize("bounds", OFFSET_BOUNDS)
+@pytest.mark.parametrize("name", ["sum", "mean", "var"])
+def test_small_inputs_give_the_array_paths_value_bit_for_bit(bounds, name):
+    """Targets of ≤ 32 values (Python arithmetic) equal the numpy block path exactly, extremes and ints included."""
+    from diffpriv_py.stats._moments import SMALL
+
+    lo, hi = bounds
+    rng = np.random.default_rng(7)
+    r = STATS[name](np.full(5, lo), dp.Eps(1.0), bounds=bounds, rng=0, full_response=True)
+    target = r.mechanism.target
+    cases = [base for base, _ in _pairs(lo, hi, 11, seed=3)] + [np.array(EXTREMES), rng.integers(-9, 9, SMALL)]
+    cases += [lo + (hi - lo) * rng.uniform(-0.5, 1.5, (4, 3)), rng.normal(size=1)]
+    cases += [np.array([2**63 - 1, -(2**63), 2**53 + 1], dtype=np.int64), np.array([2**64 - 1, 3], dtype=np.uint64)]
+    cases += [np.array([0.5, 1.5, -7.25], dtype=np.float32), np.array([3, -4], dtype=np.int8)]
+    for x in cases:
+        assert x.size <= SMALL
+        small, full = target(x), _array_path(target, x)
+        assert np.float64(small).tobytes() == np.float64(full).tobytes(), (x, small, full)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "var"])
+def test_small_inputs_of_adversarial_neighbours_stay_within_the_sensitivity(name):
+    """The small path keeps the declared sensitivity on adversarial neighbours of 10 values at offset bounds."""
+    for lo, hi in OFFSET_BOUNDS:
+        pairs = _pairs(lo, hi, 10, seed=4)
+        r = STATS[name](pairs[0][0], dp.Eps(1.0), bounds=(lo, hi), rng=0, full_response=True)
+        assert _worst(r, pairs) <= 1.0
+
+
+def test_small_inputs_with_nan_still_raise_after_the_charge():
+    """NaN in a 10-value input takes the array path's error (nan_policy='raise'), after the budget is charged."""
+    acc = dp.Accountant(budget=dp.Eps(5.0))
+    x = np.array([0.1, np.nan, 0.3])
+    with pytest.raises(ValueError, match="contain NaN") as info:
+        dp.stats.mean(x, dp.Eps(1.0), bounds=(0, 1), rng=0, accountant=acc)
+    assert acc.spent.epsilon == pytest.approx(1.0) and "charged" in " ".join(getattr(info.value, "__notes__", []))

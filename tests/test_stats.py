@@ -685,3 +685,178 @@ def test_grey_box_check_of_the_testing_kit_refutes_nanmeans_sensitivity():
         check_sensitivity(wrong, x, y)
     ours = dp.stats.mean(x, dp.Eps(1), bounds=(LO, HI), nan_policy="omit", rng=0, full_response=True).mechanism
     check_sensitivity(ours, x, y)
+
+
+# ---- per-release speed: cached plans and scalar post-processing give the same releases -----------------------------
+
+
+@pytest.mark.parametrize("name", ["mean", "sum", "var", "std", "count"])
+def test_scalar_post_processing_equals_the_array_post_processing(name):
+    """The Python-float post-processing of a scalar release is bit for bit the numpy one, clipping included."""
+    from diffpriv_py.stats._moments import _cached_plan
+
+    for lo, hi, n in [(0.0, 1.0, 10), (-3.0, 5.0, 7), (2.0**43, 2.0**43 + 1, 3), (-1e300, 1e300, 2)]:
+        plan = _cached_plan(
+            name, "raise", n, 1, None, False, None if name == "count" else (lo, hi), 0, "t", False, None
+        )
+        noisy = np.concatenate([np.random.default_rng(0).normal(0, 3, 50) * 2.0 ** np.arange(-20, 30), [0.0, -0.0]])
+        with np.errstate(over="ignore"):  # a huge noisy value at bounds ±1e300 overflows to ±inf, then is clipped
+            for v in noisy:
+                assert repr(plan.scalar_postprocess(float(v))) == repr(plan.postprocess(np.asarray(v))), (lo, hi, v)
+            for k in (-3, 0, 1, n - 1, n, n + 4, 2**60):  # integer-valued mechanisms (counts) return Python ints
+                assert repr(plan.scalar_postprocess(k)) == repr(plan.postprocess(np.asarray(float(k)))), (lo, hi, k)
+
+
+@pytest.mark.parametrize("name", ["mean", "sum", "var", "std"])
+def test_cached_plans_release_what_a_fresh_uncached_plan_releases(name):
+    """Scalar bounds (cached plan, small path) and per-column bounds (fresh plan, array path) agree bit for bit."""
+    x = np.random.default_rng(3).uniform(-1, 4, (12, 1))
+    f = getattr(dp.stats, name)
+    for seed in range(5):
+        cached = f(x, dp.Eps(1.0), bounds=(0, 3), rng=seed)
+        fresh = f(x, dp.Eps(1.0), bounds=(np.array([0.0]), np.array([3.0])), rng=seed)
+        again = f(x, dp.Eps(1.0), bounds=[0, 3.0], rng=seed)
+        numpy_scalars = f(x, dp.Eps(1.0), bounds=(np.int64(0), np.float32(3)), rng=seed)
+        assert repr(cached) == repr(fresh) == repr(again) == repr(numpy_scalars)
+
+
+def test_a_cached_plan_still_validates_every_argument_of_every_call(data):
+    """A second call with the same layout but bad ddof, bounds or options is refused like a first call."""
+    dp.stats.var(data, dp.Eps(1.0), bounds=(0, 10), ddof=1, rng=0)
+    with pytest.raises(TypeError, match="ddof"):
+        dp.stats.var(data, dp.Eps(1.0), bounds=(0, 10), ddof=True, rng=0)
+    with pytest.raises(ValueError, match="lower < upper"):
+        dp.stats.var(data, dp.Eps(1.0), bounds=(10, 0), rng=0)
+    with pytest.raises(ValueError, match="finite"):
+        dp.stats.var(data, dp.Eps(1.0), bounds=(0, np.inf), rng=0)
+    with pytest.raises(TypeError, match="keepdims"):
+        dp.stats.var(data, dp.Eps(1.0), bounds=(0, 10), keepdims=1, rng=0)
+
+
+# ---- numpy's options: keepdims, tuple axes, dtype ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["mean", "sum", "var", "std", "count"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1), (1, 0), (0,), (1,)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_axis_tuples_and_keepdims_give_numpys_shapes_and_values(frame, name, axis, keepdims):
+    """Every moment statistic and count follows numpy's shape (and, at huge ε, value) for each axis and keepdims."""
+    X, _ = frame
+    X = np.clip(X, LO, HI)
+    kw = {} if name == "count" else {"bounds": (LO, HI)}
+    data = X > 5 if name == "count" else X
+    got = getattr(dp.stats, name)(data, BIG, axis=axis, keepdims=keepdims, rng=0, **kw)
+    ref = (
+        np.count_nonzero(data, axis=axis, keepdims=keepdims)
+        if name == "count"
+        else getattr(np, name)(data, axis=axis, keepdims=keepdims)
+    )
+    assert np.shape(got) == np.shape(ref)
+    assert isinstance(got, np.ndarray) or keepdims is False
+    np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-2)
+
+
+def test_keepdims_on_one_dimensional_data_gives_a_length_one_array(data):
+    """keepdims=True on 1-D data gives shape (1,), as numpy, rather than a float."""
+    got = dp.stats.mean(data, BIG, bounds=(LO, HI), keepdims=True, rng=0)
+    assert got.shape == (1,) and got[0] == pytest.approx(np.clip(data, LO, HI).mean(), abs=1e-3)
+
+
+@pytest.mark.parametrize("axis", [(), (0, 0), (0, 2), (0.0,), "0"])
+def test_bad_axis_tuples_are_refused(frame, axis):
+    """Empty, repeated, out-of-range or non-integer axes are refused with the rule."""
+    with pytest.raises((TypeError, ValueError), match="axis"):
+        dp.stats.mean(frame[0], dp.Eps(1.0), bounds=(LO, HI), axis=axis, rng=0)
+
+
+def test_sum_with_an_integer_dtype_is_the_rounded_noisy_sum(rng):
+    """dtype=int gives integers (np.int64 scalar, int arrays), equal to the rounded float release with the same seed."""
+    x = rng.integers(0, 10, (200, 3))
+    for axis in (None, 0):
+        as_float = dp.stats.sum(x, dp.Eps(1.0), bounds=(0, 9), axis=axis, rng=5)
+        as_int = dp.stats.sum(x, dp.Eps(1.0), bounds=(0, 9), axis=axis, dtype=int, rng=5)
+        assert np.asarray(as_int).dtype == np.dtype(int)
+        np.testing.assert_array_equal(as_int, np.rint(as_float).astype(int))
+    assert isinstance(dp.stats.sum(x, BIG, bounds=(0, 9), dtype=int, rng=0), np.integer)
+    assert dp.stats.sum(x, BIG, bounds=(0, 9), dtype=int, rng=0) == x.sum()
+    small = dp.stats.sum(x, BIG, bounds=(0, 9), axis=0, dtype=np.uint8, rng=0)
+    assert small.dtype == np.uint8 and np.all(small == 255)  # clipped into the dtype's range, not wrapped
+    assert dp.stats.sum(x, BIG, bounds=(0, 9), dtype=np.float32, rng=0).dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", [bool, object, complex, "not a dtype"])
+def test_sum_refuses_dtypes_that_are_not_integer_or_float(data, dtype):
+    """A boolean, object or complex dtype is refused, naming the parameter and the fix."""
+    with pytest.raises(TypeError, match="dtype"):
+        dp.stats.sum(data, dp.Eps(1.0), bounds=(LO, HI), dtype=dtype, rng=0)
+
+
+# ---- histogram: density and empty data -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bins", [4, [0.0, 1.0, 3.0, 10.0]])
+def test_histogram_density_is_numpys_formula_on_the_noisy_counts(data, bins):
+    """density=True equals counts / width / total of the released counts (same seed), integrating to 1."""
+    rng_kw = {"range": (LO, HI)} if np.ndim(bins) == 0 else {}
+    counts, edges = dp.stats.histogram(data, dp.Eps(0.5), bins=bins, rng=9, **rng_kw)
+    dens, edges2 = dp.stats.histogram(data, dp.Eps(0.5), bins=bins, rng=9, density=True, **rng_kw)
+    np.testing.assert_array_equal(edges, edges2)
+    np.testing.assert_array_equal(dens, counts / np.diff(edges) / counts.sum())
+    assert np.sum(dens * np.diff(edges)) == pytest.approx(1.0)
+    ref = np.histogram(data, bins=bins, density=True, **rng_kw)[0]
+    np.testing.assert_allclose(dp.stats.histogram(data, BIG, bins=bins, density=True, rng=0, **rng_kw)[0], ref)
+
+
+def test_histogram_density_per_column_normalises_each_column(frame):
+    """With axis=0 each column's density integrates to 1, matching numpy column by column at huge ε."""
+    X, _ = frame
+    dens, _ = dp.stats.histogram(X, BIG, bins=5, range=(0, 10), axis=0, density=True, rng=0)
+    for j in range(X.shape[1]):
+        np.testing.assert_allclose(dens[:, j], np.histogram(X[:, j], bins=5, range=(0, 10), density=True)[0])
+
+
+def test_histogram_density_of_an_all_zero_histogram_is_zero_not_nan():
+    """If every noisy count is 0 (here: every value outside the range) the density is 0, never NaN."""
+    dens, _ = dp.stats.histogram(np.full(50, 99.0), BIG, bins=3, range=(0, 1), density=True, rng=0)
+    assert dens.dtype == np.float64 and np.all(dens == 0)
+
+
+@pytest.mark.parametrize(
+    "x, axis, shape", [(np.array([]), None, (3,)), (np.empty((0, 2)), 0, (3, 2)), ([], None, (3,))]
+)
+def test_histogram_of_no_records_is_exact_zeros_with_no_noise(x, axis, shape):
+    """n = 0 is public and has no neighbour: the counts are numpy's exact zeros (sensitivity 0), at any ε."""
+    acc = dp.Accountant(budget=dp.Eps(1.0))
+    r, edges = dp.stats.histogram(
+        x, dp.Eps(1e-3), bins=3, range=(0, 1), axis=axis, rng=0, full_response=True, accountant=acc
+    )
+    assert r.sensitivity == 0 and r.response.shape == shape and np.all(r.response == 0)
+    np.testing.assert_array_equal(edges, np.histogram([], bins=3, range=(0, 1))[1])
+    assert acc.spent.epsilon == pytest.approx(1e-3)  # charged like any release: the accountant records what was asked
+
+
+def test_histogram_of_one_record_is_still_noisy():
+    """The zero-sensitivity exception is for n = 0 only: one record gets the usual noise."""
+    r, _ = dp.stats.histogram(np.array([0.5]), dp.Eps(1.0), bins=3, range=(0, 1), rng=0, full_response=True)
+    assert r.sensitivity == 2.0
+
+
+def test_moment_statistics_still_refuse_empty_data():
+    """Means and sums of no records are refused (their n must be at least 1), with the rule."""
+    with pytest.raises(ValueError, match="at least one record"):
+        dp.stats.mean(np.array([]), dp.Eps(1.0), bounds=(0, 1), rng=0)
+
+
+def test_tuple_axes_release_exactly_what_the_equivalent_axis_releases(frame):
+    """axis=(0, 1) is axis=None and axis=(0,) is axis=0 for every statistic, quantiles and histograms included."""
+    X, _ = frame
+    X = np.clip(X, LO, HI)
+    for f, kw in [
+        (dp.stats.mean, {"bounds": (LO, HI)}),
+        (dp.stats.var, {"bounds": (LO, HI)}),
+        (dp.stats.median, {"bounds": (LO, HI)}),
+        (dp.stats.histogram, {"bins": 4, "range": (LO, HI)}),
+    ]:
+        for tup, single in [((0, 1), None), ((1, 0), None), ((0,), 0)]:
+            a, b = f(X, dp.Eps(1.0), axis=tup, rng=4, **kw), f(X, dp.Eps(1.0), axis=single, rng=4, **kw)
+            np.testing.assert_array_equal(a[0] if isinstance(a, tuple) else a, b[0] if isinstance(b, tuple) else b)

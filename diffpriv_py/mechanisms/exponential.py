@@ -40,6 +40,46 @@ def _as_tuple(value: Any) -> tuple:
     return tuple(value)
 
 
+def _weights(value: Any) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.dtype.kind not in "iuf":
+        raise TypeError(
+            "A base measure of Exponential must be a 1-D sequence of real numbers, one per candidate response. "
+            f"Got {value!r}."
+        )
+    return tuple(arr.astype(np.float64).tolist())
+
+
+def _check_base_measure(instance: Any, attribute: attrs.Attribute, value: tuple[float, ...] | None) -> None:
+    """Public checks of ``base_measure`` / ``log_base_measure`` (length, sign, finiteness), at construction."""
+    if value is None:
+        return
+    name = attribute.name
+    if len(value) != len(instance.response_set):
+        raise ValueError(
+            f"The '{name}' of Exponential must give one value per candidate response: {len(instance.response_set)} "
+            f"candidates, got {len(value)} values."
+        )
+    arr = np.asarray(value)
+    if name == "base_measure":
+        ok = bool(np.all(np.isfinite(arr)) and np.all(arr >= 0) and np.any(arr > 0))
+        rule = "finite weights ≥ 0, at least one > 0"
+    else:
+        ok = bool(not np.any(np.isnan(arr)) and not np.any(arr == np.inf) and np.any(np.isfinite(arr)))
+        rule = "log-weights in [-inf, inf) (no NaN or +inf), at least one finite"
+    if not ok:
+        raise ValueError(f"The '{name}' of Exponential must hold {rule}. Got {value!r}.")
+    if instance.base_measure is not None and instance.log_base_measure is not None:
+        raise TypeError("Pass either base_measure or log_base_measure to Exponential, not both.")
+    if instance.method != "exponential":
+        raise ValueError(
+            f"A base measure is only supported with method='exponential'; got method={instance.method!r}. Drop the "
+            "base measure or use method='exponential'."
+        )
+
+
 @attrs.frozen(kw_only=True)
 class Exponential(DPMech):
     """Select one response with probability ∝ exp(ε·score/(2Δ)) (R: ``DPMechExponential``).
@@ -62,6 +102,16 @@ class Exponential(DPMech):
     method : {"exponential", "permute_and_flip"}, default "exponential"
         ``"permute_and_flip"`` (McKenna & Sheldon 2020) gives the same ε-DP guarantee and never worse expected
         utility.
+    base_measure : sequence of float, optional
+        Public weights μ(r) ≥ 0, one per candidate: candidate r is drawn with probability ∝ μ(r)·exp(ε·s(r)/(2Δ))
+        (a weight 0 is never drawn). E.g. interval lengths for the exponential mechanism over intervals. Only with
+        ``method="exponential"``.
+    log_base_measure : sequence of float, optional
+        The same as ln μ(r) (−inf for weight 0), for weights that would under- or overflow as floats.
+    monotonic : bool, default False
+        Declare that the score is *monotonic*: between any two neighbouring datasets every candidate's score moves
+        in the same direction (all up or all down). Then ε/Δ replaces ε/(2Δ) (see Notes). A false declaration
+        voids the guarantee (the release is then only 2ε-DP).
 
     Notes
     -----
@@ -71,6 +121,16 @@ class Exponential(DPMech):
 
     Deliberate divergence from R: R's implementation samples proportionally to the raw score, without the
     exponential, which is not differentially private (a candidate scored 0 can never be chosen).
+
+    A base measure μ (McSherry & Talwar 2007 define the mechanism with one) keeps the guarantee: μ is public and
+    fixed, so the ratio of the probabilities of r on two neighbours is the same as without it. With
+    ``monotonic=True`` the mechanism samples ∝ exp(ε·s/Δ): when all scores move in the same direction the
+    normalising sum moves with them, so the factor 2 is not needed (McSherry & Talwar 2007; Dwork & Roth 2014,
+    §3.4; the same holds for permute-and-flip, McKenna & Sheldon 2020). This holds for counting scores under
+    add/remove neighbours; under the replace-one relation used here one replaced record can raise one candidate's
+    score and lower another's (e.g. votes, rank-based quantile scores), so most scores are *not* monotonic — declare
+    it only when a proof covers replace-one neighbours (e.g. scores that can only all rise or all fall when a
+    record changes).
     """
 
     response_set: tuple = attrs.field(converter=_as_tuple, validator=_non_empty)
@@ -78,6 +138,13 @@ class Exponential(DPMech):
     method: str = attrs.field(
         default="exponential", validator=attrs.validators.in_(("exponential", "permute_and_flip"))
     )
+    base_measure: tuple[float, ...] | None = attrs.field(
+        default=None, converter=_weights, validator=_check_base_measure, repr=False
+    )
+    log_base_measure: tuple[float, ...] | None = attrs.field(
+        default=None, converter=_weights, validator=_check_base_measure, repr=False
+    )
+    monotonic: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def _evaluate(self, output: Any) -> np.ndarray:
         if not callable(output):
@@ -108,11 +175,27 @@ class Exponential(DPMech):
 
     def _scale(self, privacy_params: Eps) -> float:
         # Zero sensitivity: every candidate's score is fixed, so the best one is released with no randomness.
-        return np.inf if self.sensitivity == 0 else privacy_params.epsilon / (2.0 * self.sensitivity)
+        if self.sensitivity == 0:
+            return np.inf
+        return privacy_params.epsilon / ((1.0 if self.monotonic else 2.0) * self.sensitivity)
+
+    def _log_weights(self) -> np.ndarray | None:
+        """ln μ per candidate (None without a base measure); weight 0 is −inf."""
+        if self.log_base_measure is not None:
+            return np.asarray(self.log_base_measure)
+        if self.base_measure is None:
+            return None
+        with np.errstate(divide="ignore"):
+            return np.log(np.asarray(self.base_measure))
 
     def _release(self, value: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> Any:
-        return self.response_set[sample_exponential(value, self._scale(privacy_params), rng, method=self.method)]
+        index = sample_exponential(
+            value, self._scale(privacy_params), rng, method=self.method, log_weights=self._log_weights()
+        )
+        return self.response_set[index]
 
     def _sample_many(self, value: np.ndarray, privacy_params: Eps, rng: np.random.Generator, n: int) -> np.ndarray:
         """Indices into ``response_set`` of ``n`` independent releases on scores ``value`` (for auditing)."""
-        return sample_exponential_many(value, self._scale(privacy_params), rng, n, method=self.method)
+        return sample_exponential_many(
+            value, self._scale(privacy_params), rng, n, method=self.method, log_weights=self._log_weights()
+        )

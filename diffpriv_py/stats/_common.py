@@ -33,21 +33,27 @@ MECHANISMS = ("laplace", "gaussian")
 # ---- arguments ---------------------------------------------------------------------------------------------------
 
 
-def as_data(x: Any, *, who: str, allow_bool: bool = False) -> np.ndarray:
+def _pandas_to_numpy(x: Any) -> np.ndarray:
+    arr = x.to_numpy()
+    if arr.dtype == object:
+        try:
+            arr = x.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            pass
+    return arr
+
+
+def as_data(x: Any, *, who: str, allow_bool: bool = False, allow_empty: bool = False) -> np.ndarray:
     """The dataset as a 1-D or 2-D numeric array (rows are records), without copying when possible.
 
     pandas objects are converted with ``to_numpy`` (nullable dtypes become float with NaN for missing values).
+    ``allow_empty``: accept n = 0 records (for statistics whose release on no records is defined, e.g. histograms).
     """
-    refuse_masked(x, "x", owner=who)
-    if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
-        arr = x.to_numpy()
-        if arr.dtype == object:
-            try:
-                arr = x.to_numpy(dtype=np.float64, na_value=np.nan)
-            except (TypeError, ValueError):
-                pass
+    if type(x) is np.ndarray:  # the common case, without the masked-array and pandas probes below
+        arr = x
     else:
-        arr = as_array(x, "x", owner=who)
+        refuse_masked(x, "x", owner=who)
+        arr = _pandas_to_numpy(x) if hasattr(x, "to_numpy") else as_array(x, "x", owner=who)
     kind = arr.dtype.kind
     if kind == "b" and not allow_bool:
         raise TypeError(
@@ -69,7 +75,8 @@ def as_data(x: Any, *, who: str, allow_bool: bool = False) -> np.ndarray:
             f"{who} supports 1-D and 2-D data (one record per row); got an array with shape {arr.shape}. Reshape it "
             "to (n_records, n_columns)."
         )
-    if arr.shape[0] == 0 or arr.size == 0:
+    empty_ok = allow_empty and arr.shape[0] == 0 and (arr.ndim == 1 or arr.shape[1] > 0)
+    if (arr.shape[0] == 0 or arr.size == 0) and not empty_ok:
         raise ValueError(
             f"{who} needs at least one record; got an empty array with shape {arr.shape}. Under replace-one "
             "neighbours the number of records n is public and must be at least 1."
@@ -77,17 +84,36 @@ def as_data(x: Any, *, who: str, allow_bool: bool = False) -> np.ndarray:
     return arr
 
 
-def check_axis(axis: Any, ndim: int, *, who: str, allowed: Sequence[int | None] = (None, 0, 1)) -> int | None:
-    """Normalise ``axis`` to None, 0 or 1 (negative values counted from the end); refuse anything else."""
-    if axis is None:
-        return None
+def _one_axis(axis: Any, ndim: int, who: str) -> int:
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"The 'axis' of {who} must be None, 0 or 1. Got {axis!r} (type {type(axis).__name__}).")
+        raise TypeError(
+            f"The 'axis' of {who} must be None, 0, 1 or a tuple of them. Got {axis!r} (type {type(axis).__name__})."
+        )
     ax = int(axis)
     if not -ndim <= ax < ndim:
         raise ValueError(f"The 'axis' of {who} must be None or in [{-ndim}, {ndim - 1}] for {ndim}-D data. Got {ax}.")
-    ax %= ndim
-    if ndim == 1:
+    return ax % ndim
+
+
+def check_axis(axis: Any, ndim: int, *, who: str, allowed: Sequence[int | None] = (None, 0, 1)) -> int | None:
+    """Normalise ``axis`` to None, 0 or 1 (negative values counted from the end); refuse anything else.
+
+    A tuple of axes has numpy's meaning: the statistic pools the values along all of them, so ``(0, 1)`` on 2-D
+    data (every axis) is ``None``, and ``(0,)`` is ``0``.
+    """
+    if axis is None:
+        return None
+    if isinstance(axis, tuple):
+        axes = [_one_axis(a, ndim, who) for a in axis]
+        if not axes or len(set(axes)) != len(axes):
+            raise ValueError(
+                f"The 'axis' tuple of {who} must name each axis at most once and at least one axis; got {axis!r}. "
+                "Pass e.g. axis=(0, 1) to pool every value, or axis=None."
+            )
+        ax: int | None = axes[0] if len(axes) == 1 else None  # two distinct axes of ≤ 2-D data: all of them
+    else:
+        ax = _one_axis(axis, ndim, who)
+    if ndim == 1 or ax is None:
         return None
     if ax not in allowed:
         options = ", ".join("None" if a is None else str(a) for a in allowed)
@@ -145,6 +171,32 @@ def check_bounds(bounds: Any, n_columns: int | None, *, who: str) -> tuple[np.nd
         raise ValueError(
             f"The bounds of {who} must satisfy lower < upper; got lower={bounds[0]!r}, upper={bounds[1]!r}. {fix}"
         )
+    return lo, hi
+
+
+_FAST_REALS = (float, int, np.float64, np.int64)
+
+
+def scalar_bounds(bounds: Any) -> tuple[float, float] | None:
+    """``(lower, upper)`` as Python floats when ``bounds`` is a pair of valid finite scalars, else None.
+
+    The cheap path of :func:`check_bounds` for the common case (µs count in small releases); anything else —
+    arrays, NaN, wrong order, wrong types — goes through :func:`check_bounds`, which gives the full error messages.
+    ``-0.0`` becomes ``0.0`` so that equal bounds give the same (cached) plan.
+    """
+    if type(bounds) is not tuple and type(bounds) is not list:
+        return None
+    if len(bounds) != 2:
+        return None
+    lower, upper = bounds
+    if type(lower) not in _FAST_REALS or type(upper) not in _FAST_REALS:
+        return None
+    try:
+        lo, hi = float(lower) + 0.0, float(upper) + 0.0
+    except OverflowError:  # an int beyond float64: check_bounds says what is wrong
+        return None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        return None
     return lo, hi
 
 
@@ -212,13 +264,22 @@ class Plan:
     dims: int
     postprocess: Callable[[np.ndarray], Any]
     integer: bool = False
+    scalar_postprocess: Callable[[float], Any] | None = None
+    """The same map as ``postprocess`` on a Python float or int, for a scalar release (no numpy call on a 0-d array)."""
+    _mechanisms: dict = attrs.field(init=False, factory=dict, repr=False)
 
     def mechanism(self, name: str) -> NumericMech:
-        if self.integer:
-            return integer_mechanism(self.target, self.l1, self.l2, self.dims, name)
-        if name == "gaussian":
-            return Gaussian(target=self.target, sensitivity=self.l2, dims=self.dims)
-        return Laplace(target=self.target, sensitivity=self.l1, dims=self.dims)
+        # Built once per plan (mechanisms are frozen, so a plan reused for many releases shares them).
+        mech = self._mechanisms.get(name)
+        if mech is None:
+            if self.integer:
+                mech = integer_mechanism(self.target, self.l1, self.l2, self.dims, name)
+            elif name == "gaussian":
+                mech = Gaussian(target=self.target, sensitivity=self.l2, dims=self.dims)
+            else:
+                mech = Laplace(target=self.target, sensitivity=self.l1, dims=self.dims)
+            self._mechanisms[name] = mech
+        return mech
 
 
 def release(
@@ -234,7 +295,11 @@ def release(
     """Release ``plan`` once through its mechanism; return the post-processed value or the whole Response."""
     mech = plan.mechanism(mechanism)
     response = mech.release_response(privacy_params, data, rng=rng, accountant=accountant)
-    value = plan.postprocess(np.asarray(response.response, dtype=np.float64))
+    raw = response.response
+    if plan.scalar_postprocess is not None and (type(raw) is float or type(raw) is int):
+        value = plan.scalar_postprocess(raw)
+    else:
+        value = plan.postprocess(np.asarray(raw, dtype=np.float64))
     if full_response:
         return attrs.evolve(response, response=value)
     return value
@@ -293,6 +358,7 @@ __all__ = [
     "integer_mechanism",
     "nan_error",
     "release",
+    "scalar_bounds",
     "sensitivities",
     "split_params",
 ]

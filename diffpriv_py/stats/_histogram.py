@@ -79,7 +79,7 @@ class HistogramTarget:
     def __call__(self, data: Any) -> np.ndarray:
         if is_out_of_core(data):  # counts in fixed public bins add up over blocks (dask, Chunks)
             return map_reduce(data, self)
-        x = as_data(data, who=self.who)
+        x = as_data(data, who=self.who, allow_empty=True)
         if self.nan_policy == "raise" and x.dtype.kind == "f":
             # One cheap reduction flags NaN (or ±inf pairs); only then pay for the exact check.
             with np.errstate(invalid="ignore", over="ignore"):  # ±inf and 1e308s only make the total non-finite
@@ -108,6 +108,7 @@ def histogram(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    density: bool = False,
 ) -> tuple[Any, np.ndarray]:
     """Differentially private histogram over fixed, public bins; returns ``(counts, edges)`` like numpy.
 
@@ -132,11 +133,15 @@ def histogram(
         As in :func:`diffpriv_py.stats.mean`.
     full_response : bool, default False
         Return ``(Response, edges)`` instead of ``(counts, edges)``.
+    density : bool, default False
+        As in numpy: return the probability density counts / (total · bin width), computed from the *noisy*
+        counts and their *noisy* total (post-processing, no extra budget), so it integrates to 1 over the range. If
+        every noisy count is 0 the density is 0 everywhere (numpy would give NaN). Per column with ``axis=0``.
 
     Returns
     -------
-    counts : ndarray of int64
-        Private counts, clipped to [0, n·values per record] (post-processing).
+    counts : ndarray of int64 (float64 with ``density=True``)
+        Private counts, clipped to [0, n·values per record] (post-processing), or the density.
     edges : ndarray
         The public bin edges.
 
@@ -148,17 +153,27 @@ def histogram(
     get integer-valued noise (discrete Laplace when the library provides it, otherwise Laplace noise rounded to an
     integer, which is post-processing). diffprivlib adds its geometric noise bin by bin in a Python loop; here the
     noise is one vectorised draw, so the cost is numpy's own histogram.
+
+    An empty array (n = 0 records) gives exact zero counts, as numpy, with no noise: under replace-one neighbours
+    n is public and the empty dataset has no neighbour, so a constant output is private (its sensitivity is 0).
+    The release still goes through the mechanism and charges the accountant like any other (a conservative
+    record of what was asked).
+
+    With ``density=True`` the total that normalises the density is the sum of the noisy counts: the noisy
+    density is post-processing of the noisy histogram, so it costs nothing more and its guarantee is that of the
+    counts. Values outside the range (and NaN under ``nan_policy="omit"``) are not in that total, as in numpy.
     """
     who = "dp.stats.histogram"
     nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
     mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
     check_params(privacy_params, mechanism, who=who)
     full_response = check_bool(full_response, "full_response", who=who)
+    density = check_bool(density, "density", who=who)
     if bins is None:
         raise TypeError(f"{who} needs bins=: an integer with range=(lower, upper), or a sequence of bin edges.")
     edges, uniform = _edges(bins, range, who)
     out_of_core = is_out_of_core(x)
-    data = as_data(first_block(x) if out_of_core else x, who=who)
+    data = as_data(first_block(x) if out_of_core else x, who=who, allow_empty=not out_of_core)
     ax = check_axis(axis, data.ndim, who=who, allowed=(None, 0))
     n = n_rows(x) if out_of_core else data.shape[0]
     d = 1 if data.ndim == 1 else data.shape[1]
@@ -166,11 +181,19 @@ def histogram(
     k = edges.size - 1
     l1 = 2.0 * d
     l2 = math.sqrt(2.0 * d) if per_column else d * math.sqrt(2.0)
+    if n == 0:
+        l1 = l2 = 0.0  # the empty dataset has no replace-one neighbour: its (zero) counts are released exactly
     cap = n if per_column else n * d
+    widths = np.diff(edges)
 
     def post(v: np.ndarray) -> np.ndarray:
         counts = np.clip(np.rint(v), 0, cap).astype(np.int64)
-        return counts.reshape(d, k).T if per_column else counts
+        counts = counts.reshape(d, k).T if per_column else counts
+        if not density:
+            return counts
+        # numpy's formula, n / db / n.sum(), on the noisy counts; an all-zero histogram has density 0, never NaN.
+        total = counts.sum(axis=0)
+        return counts / (widths[:, np.newaxis] if per_column else widths) / np.maximum(total, 1)
 
     target = HistogramTarget(edges, uniform=uniform, per_column=per_column, nan_policy=nan_policy, who=who)
     plan = Plan(target=target, l1=l1, l2=l2, dims=k * (d if per_column else 1), postprocess=post, integer=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import builtins
+import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -36,6 +39,7 @@ from ._common import (
     finish,
     nan_error,
     release,
+    scalar_bounds,
     sensitivities,
 )
 from ._kernels import non_missing
@@ -46,6 +50,9 @@ __all__ = ["count", "covariance", "mean", "std", "sum", "var"]
 # a value u ∈ [−½, ½] turning into NaN moves (count, Σu, Σu²) by (1, ½, ¼).
 _OMIT_L1 = {1: 1.5, 2: 1.75}
 _OMIT_L2 = {1: math.sqrt(1.25), 2: math.sqrt(1.3125)}
+
+SMALL = 32
+"""Pooled statistics of at most this many values are computed in Python arithmetic (same bits, less overhead)."""
 
 
 @attrs.frozen(eq=False)
@@ -67,9 +74,25 @@ class ClippedStatistic:
     nan_policy: str = "raise"
     ddof: int = 0
     who: str = "dp.stats"
+    # Per record width d: the grid, and its parameters as Python floats when they are scalars (the small path).
+    _grids: dict = attrs.field(init=False, factory=dict, repr=False)
 
     def grid(self, d: int) -> Grid:
         """The public grid for records of d values (depends on the bounds, d and the statistic only)."""
+        return self._grid(d)[0]
+
+    def _grid(self, d: int) -> tuple[Grid, tuple[float, float, float, float] | None]:
+        cached = self._grids.get(d)
+        if cached is None:
+            grid = self._make_grid(d)
+            parts = (grid.origin, grid.scale, grid.low, grid.high, grid.offset)
+            small = None
+            if all(np.ndim(p) == 0 for p in parts) and float(grid.offset) == 0.0:
+                small = (float(grid.origin), float(grid.scale), float(grid.low), float(grid.high))
+            cached = self._grids[d] = (grid, small)
+        return cached
+
+    def _make_grid(self, d: int) -> Grid:
         order = 2 if self.statistic == "var" else 1
         if order == 2:
             bits = square_bits(d, per_record=d if self.axis == 1 else 1)
@@ -82,24 +105,62 @@ class ClippedStatistic:
             offset = "origin"
         return Grid.over(self.lower, self.upper, bits, pooled=pooled, offset=offset, who=self.who)
 
-    def __call__(self, data: Any) -> np.ndarray:
+    def __call__(self, data: Any) -> np.ndarray | np.floating:
         if self.statistic == "count":
             if is_out_of_core(data):
                 if self.axis == 1:
                     raise ValueError(_AXIS1_OUT_OF_CORE.format(who=self.who))
                 return map_reduce(data, lambda b: non_missing(self._block(b), self.axis))
             return non_missing(as_data(data, who=self.who, allow_bool=True), self.axis)
-        if is_out_of_core(data):
+        if type(data) is not np.ndarray and is_out_of_core(data):
             if self.axis == 1:
                 raise ValueError(_AXIS1_OUT_OF_CORE.format(who=self.who))
             d = _width(as_data(first_block(data), who=self.who))
             grid = self.grid(d)
             sums = map_reduce(data, lambda b: self._sums(self._block(b), grid))
         else:
-            x = as_data(data, who=self.who)
-            grid = self.grid(_width(x))
+            x = (
+                data
+                if type(data) is np.ndarray and data.dtype == np.float64 and 0 < data.ndim <= 2 and data.size
+                else None
+            )
+            if x is None:
+                x = as_data(data, who=self.who)
+            grid, small = self._grid(_width(x))
+            if (
+                small is not None
+                and x.size <= SMALL
+                and self.nan_policy == "raise"
+                and (x.ndim == 1 or self.axis is None)
+            ):
+                value = self._small(x, small, grid.bits)
+                if value is not None:
+                    return value
             sums = self._sums(x, grid)
         return self._finish(sums, grid)
+
+    def _small(self, x: np.ndarray, grid: tuple[float, float, float, float], bits: int) -> np.floating | None:
+        """The pooled statistic of at most :data:`SMALL` values in Python arithmetic; None if a value is NaN.
+
+        Bit for bit the array path (:meth:`Grid.index`, then :meth:`_finish`): the same IEEE operations on the same
+        float64 values ((x − origin)·scale, clip, round half to even), exact Python integer sums, and one correctly
+        rounded int/int division or int→float conversion. A bounded loop here because a dozen numpy calls on a
+        10-value array cost more than the whole noisy release.
+        """
+        origin, scale, low, high = grid
+        ks = []
+        for v in x.ravel().tolist():
+            u = (v - origin) * scale
+            if u != u:
+                return None  # NaN: the array path gives the nan_policy's error
+            ks.append(round(low if u < low else (high if u > high else u)))
+        m, s1 = len(ks), builtins.sum(ks)
+        if self.statistic == "sum":
+            return np.float64(math.ldexp(float(s1), -bits))
+        if self.statistic == "mean":
+            return np.float64(s1 / (m << bits))
+        s2 = builtins.sum(k * k for k in ks)
+        return np.float64((m * s2 - s1 * s1) / ((m * (m - self.ddof)) << (2 * bits)))
 
     def _block(self, block: Any) -> np.ndarray:
         return as_data(block, who=self.who, allow_bool=self.statistic == "count")
@@ -144,6 +205,8 @@ def _popoviciu(m: int) -> float:
 
 @attrs.frozen
 class _Shape:
+    """The public layout of a release (hashable: it keys the plan cache)."""
+
     n: int
     d: int
     axis: int | None
@@ -168,10 +231,6 @@ class _Shape:
         return {None: 1, 0: self.d, 1: self.n}[self.axis]
 
 
-def _shape(x: np.ndarray, axis: int | None) -> _Shape:
-    return _Shape(n=x.shape[0], d=1 if x.ndim == 1 else x.shape[1], axis=axis, two_d=x.ndim == 2)
-
-
 def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
     """Plans under nan_policy="raise": the number of values is public, so it appears in the sensitivity.
 
@@ -188,6 +247,7 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
     reach = float(np.ldexp(grid.spans(s.d), -grid.bits).sum()) if s.axis != 0 else np.ones(s.d)
     origin, unit = grid.origin, grid.unit()
     lo_d, hi_d = np.broadcast_to(lo, (s.d,)), np.broadcast_to(hi, (s.d,))
+    one = s.axis is None or not s.two_d  # one released value: post-processing also on a Python float
     if statistic in ("sum", "mean"):
         if statistic == "sum":
             per = np.broadcast_to(reach + rounding_allowance(m), (s.groups,))
@@ -205,6 +265,8 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
 
         def post(v: np.ndarray, low: Any = low, high: Any = high) -> np.ndarray:
             return np.clip(count * origin + v * unit, low, high)
+
+        scalar_post = _scalar_clip(float(count * origin), float(unit), float(low), float(high)) if one else None
 
     else:  # var, in units of the grid width squared (every quantised value lies in an interval of width 1)
         if s.axis == 0:
@@ -224,12 +286,24 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
             per = np.array([min(k, _popoviciu(k) + k * (m - k) / m) / (m - ddof)])
         per = per + rounding_allowance(cap)
 
-        def post(v: np.ndarray, cap: float = cap) -> np.ndarray:
+        def post(v: np.ndarray, cap: float = cap) -> np.ndarray:  # type: ignore[misc]
             with np.errstate(over="ignore"):  # a variance beyond float64 (bounds near ±1e308) is +inf, never NaN
                 return np.clip(v, 0.0, cap) * unit * unit
 
+        scalar_post = _scalar_variance(float(cap), float(unit)) if one else None
+
     l1, l2 = sensitivities(per, together=s.together)
-    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post)
+    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, scalar_postprocess=scalar_post)
+
+
+def _scalar_clip(shift: float, scale: float, low: float, high: float) -> Callable[[float], float]:
+    """``np.clip(shift + v·scale, low, high)`` on a Python float: the same IEEE operations (clip is min∘max)."""
+    return lambda v: min(max(shift + v * scale, low), high)
+
+
+def _scalar_variance(cap: float, scale: float) -> Callable[[float], float]:
+    """``np.clip(v, 0, cap)·scale·scale`` on a Python float (an overflow is +inf there too, never NaN)."""
+    return lambda v: min(max(v, 0.0), cap) * scale * scale
 
 
 def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
@@ -306,8 +380,13 @@ def _count_plan(s: _Shape, who: str) -> Plan:
     def post(v: np.ndarray) -> np.ndarray:
         return np.clip(np.rint(v), 0, cap).astype(np.int64)
 
+    def scalar_post(v: float) -> int:
+        return round(min(max(v, 0.0), float(cap)))  # clip then round: the same integer for an integer cap
+
     target = ClippedStatistic("count", np.asarray(0.0), np.asarray(1.0), axis=s.axis, who=who)
-    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, integer=True)
+    return Plan(
+        target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, integer=True, scalar_postprocess=scalar_post
+    )
 
 
 def _run(
@@ -324,31 +403,38 @@ def _run(
     accountant: Any,
     full_response: Any,
     who: str,
+    keepdims: Any = False,
+    dtype: Any = None,
 ) -> Any:
     nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
     mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
     check_params(privacy_params, mechanism, who=who)
     full_response = check_bool(full_response, "full_response", who=who)
-    out_of_core = is_out_of_core(x)
+    keepdims = check_bool(keepdims, "keepdims", who=who)
+    out_dtype = None if dtype is None else _check_dtype(dtype, who)
+    out_of_core = type(x) is not np.ndarray and is_out_of_core(x)
     # Out-of-core data (dask, Chunks): the first block gives the layout and dtype, one cheap pass the public n.
     data = as_data(first_block(x) if out_of_core else x, who=who, allow_bool=statistic == "count")
     ax = check_axis(axis, data.ndim, who=who)
     if out_of_core and ax == 1:
         raise ValueError(_AXIS1_OUT_OF_CORE.format(who=who))
-    s = _shape(data, ax) if not out_of_core else attrs.evolve(_shape(data, ax), n=n_rows(x))
-    if statistic == "count":
-        plan = _count_plan(s, who)
+    two_d = data.ndim == 2
+    n, d = n_rows(x) if out_of_core else data.shape[0], data.shape[1] if two_d else 1
+    policy = "omit" if nan_policy == "omit" and data.dtype.kind == "f" else "raise"
+    pair: tuple[float, float] | None = None
+    arrays: tuple[np.ndarray, np.ndarray] | None = None
+    if statistic != "count":
+        pair = scalar_bounds(bounds)
+        if pair is None:
+            arrays = check_bounds(bounds, d if two_d else None, who=who)
+    if statistic in ("var", "std") or policy == "omit":
+        ddof = check_ddof(ddof, n if ax == 0 else (d if ax == 1 else n * d), who=who)
+    if arrays is None:
+        # Everything a plan depends on is public and hashable here, so repeated releases reuse one plan and its
+        # mechanism (the same objects a fresh build would give).
+        plan = _cached_plan(statistic, policy, n, d, ax, two_d, pair, ddof, who, keepdims, out_dtype)
     else:
-        lo, hi = check_bounds(bounds, s.d if s.two_d else None, who=who)
-        stat = "var" if statistic == "std" else statistic
-        if nan_policy == "omit" and data.dtype.kind == "f":
-            plan = _omit_plan(stat, s, lo, hi, ddof, who)
-        else:
-            plan = _raise_plan(stat, s, lo, hi, ddof, who)
-    if statistic == "std":
-        plan = attrs.evolve(plan, postprocess=lambda v, p=plan.postprocess: np.sqrt(p(v)))
-    scalar = not s.two_d or ax is None
-    plan = attrs.evolve(plan, postprocess=lambda v, p=plan.postprocess: finish(np.asarray(p(v)), scalar))
+        plan = _plan(statistic, policy, _Shape(n=n, d=d, axis=ax, two_d=two_d), *arrays, ddof, who, keepdims, out_dtype)
     return release(
         plan,
         privacy_params,
@@ -360,10 +446,116 @@ def _run(
     )
 
 
+def _check_dtype(dtype: Any, who: str) -> np.dtype:
+    try:
+        out = np.dtype(dtype)
+    except TypeError:
+        out = None
+    if out is None or out.kind not in "iuf":
+        raise TypeError(
+            f"The 'dtype' of {who} must be an integer or floating-point dtype, as numpy's; got {dtype!r}. Pass e.g. "
+            "dtype=int for an integer result, or leave dtype=None for float64."
+        )
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_plan(
+    statistic: str,
+    policy: str,
+    n: int,
+    d: int,
+    axis: int | None,
+    two_d: bool,
+    pair: tuple[float, float] | None,
+    ddof: int,
+    who: str,
+    keepdims: bool,
+    dtype: np.dtype | None,
+) -> Plan:
+    lo, hi = (np.asarray(1.0), np.asarray(2.0)) if pair is None else (np.asarray(pair[0]), np.asarray(pair[1]))
+    return _plan(statistic, policy, _Shape(n=n, d=d, axis=axis, two_d=two_d), lo, hi, ddof, who, keepdims, dtype)
+
+
+def _plan(
+    statistic: str,
+    policy: str,
+    s: _Shape,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    ddof: int,
+    who: str,
+    keepdims: bool,
+    dtype: np.dtype | None,
+) -> Plan:
+    """The statistic's plan with its whole post-processing: square root, numpy's output shape and dtype."""
+    if statistic == "count":
+        plan = _count_plan(s, who)
+    else:
+        stat = "var" if statistic == "std" else statistic
+        plan = (_omit_plan if policy == "omit" else _raise_plan)(stat, s, lo, hi, ddof, who)
+    post, scalar_post = plan.postprocess, plan.scalar_postprocess
+    if statistic == "std":
+        post = _then(post, np.sqrt)
+        scalar_post = None if scalar_post is None else _then(scalar_post, math.sqrt)
+    scalar = not s.two_d or s.axis is None
+    kept = _kept_shape(s) if keepdims else None
+    if dtype is not None:
+        post = _then(post, functools.partial(_as_dtype, dtype=dtype))
+        scalar_post = None  # numpy scalars of the requested dtype, through the array path
+    if kept is not None:
+        post = _then(post, functools.partial(_reshaped, shape=kept))
+        scalar_post = None
+    elif scalar:
+        post = _then(post, _item if dtype is None else _dtype_item)
+    return attrs.evolve(plan, postprocess=post, scalar_postprocess=scalar_post)
+
+
+def _then(first: Any, second: Any) -> Any:
+    return lambda v: second(first(v))
+
+
+def _kept_shape(s: _Shape) -> tuple[int, ...]:
+    """numpy's ``keepdims=True`` shape: the reduced axes stay with length one."""
+    if not s.two_d:
+        return (1,)
+    return {None: (1, 1), 0: (1, s.d), 1: (s.n, 1)}[s.axis]
+
+
+def _reshaped(values: Any, shape: tuple[int, ...]) -> np.ndarray:
+    return np.asarray(values).reshape(shape)
+
+
+def _item(values: Any) -> Any:
+    """A scalar result as a Python float (int for counts)."""
+    return finish(np.asarray(values), True)
+
+
+def _dtype_item(values: Any) -> Any:
+    """A scalar result as a numpy scalar of the requested dtype (numpy's ``np.sum(x, dtype=...)``)."""
+    return np.asarray(values).reshape(-1)[0]
+
+
+def _as_dtype(values: Any, dtype: np.dtype) -> np.ndarray:
+    """numpy's ``dtype=`` for the output: integers are the rounded values clipped to the dtype's range."""
+    arr = np.asarray(values, dtype=np.float64)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        top = float(info.max)
+        if int(top) > info.max:  # float(2⁶³ − 1) rounds up to 2⁶³, which does not fit
+            top = float(np.nextafter(top, -np.inf))
+        return np.clip(np.rint(arr), float(info.min), top).astype(dtype)
+    return arr.astype(dtype)
+
+
 _COMMON_PARAMS = """
-    axis : {None, 0, 1}, default None
+    axis : {None, 0, 1} or tuple of them, default None
         Records are rows. ``None`` pools every value into one statistic; ``0`` gives one statistic per column of
-        2-D data, released together as one vector; ``1`` gives one per record (row).
+        2-D data, released together as one vector; ``1`` gives one per record (row). A tuple has numpy's meaning:
+        ``(0, 1)`` pools every value of 2-D data (as ``None``), ``(0,)`` is ``0``.
+    keepdims : bool, default False
+        As in numpy: keep the reduced axes with length one, so the result broadcasts against the data (an array
+        of shape ``(1,)``, ``(1, 1)``, ``(1, d)`` or ``(n, 1)``, never a bare float).
     nan_policy : {"raise", "omit"}, default "raise"
         ``"raise"`` refuses data containing NaN (a curator-side error: the accountant, if any, has already been
         charged). ``"omit"`` leaves NaN out, with a sensitivity that accounts for the data-dependent count (see
@@ -397,6 +589,7 @@ def mean(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
 ) -> Any:
     """Differentially private mean of bounded data.
 
@@ -456,6 +649,7 @@ def mean(
         rng=rng,
         accountant=accountant,
         full_response=full_response,
+        keepdims=keepdims,
         who="dp.stats.mean",
     )
 
@@ -472,6 +666,8 @@ def sum(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
+    dtype: Any = None,
 ) -> Any:
     """Differentially private sum of bounded data.
 
@@ -484,6 +680,10 @@ def sum(
     bounds : (lower, upper)
         Public clipping bounds (scalars, or one value per column). Required.
     {common}
+    dtype : dtype, optional
+        numpy's ``dtype=`` for the result: an integer dtype (e.g. ``dtype=int``) gives the noisy sum rounded to
+        the nearest integer and clipped into the dtype's range (post-processing); a float dtype casts. With a dtype
+        a scalar result is a numpy scalar of it (as ``np.sum``). Default: float64, a scalar as a Python float.
 
     Returns
     -------
@@ -513,6 +713,8 @@ def sum(
         rng=rng,
         accountant=accountant,
         full_response=full_response,
+        keepdims=keepdims,
+        dtype=dtype,
         who="dp.stats.sum",
     )
 
@@ -530,6 +732,7 @@ def var(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
 ) -> Any:
     """Differentially private variance of bounded data.
 
@@ -577,6 +780,7 @@ def var(
         rng=rng,
         accountant=accountant,
         full_response=full_response,
+        keepdims=keepdims,
         who="dp.stats.var",
     )
 
@@ -594,6 +798,7 @@ def std(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
 ) -> Any:
     """Differentially private standard deviation: the square root of :func:`var` (post-processing).
 
@@ -631,6 +836,7 @@ def std(
         rng=rng,
         accountant=accountant,
         full_response=full_response,
+        keepdims=keepdims,
         who="dp.stats.std",
     )
 
@@ -644,6 +850,7 @@ def count(
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
+    keepdims: bool = False,
 ) -> Any:
     """Differentially private count of the present (non-NaN) values, or of the True values of a boolean array.
 
@@ -654,11 +861,11 @@ def count(
         evaluated per record, e.g. ``ages > 65``.
     privacy_params : Eps or Del
         The privacy level of the release.
-    axis : {None, 0, 1}, default None
-        ``None`` counts over all values; ``0`` per column; ``1`` per record.
+    axis : {None, 0, 1} or tuple of them, default None
+        ``None`` counts over all values; ``0`` per column; ``1`` per record; ``(0, 1)`` as ``None``.
     mechanism : {"laplace", "gaussian"}, default "laplace"
         Integer-valued Laplace-type noise, or Gaussian noise (needs ``Del``) rounded to an integer.
-    rng, accountant, full_response
+    rng, accountant, full_response, keepdims
         As in :func:`mean`.
 
     Returns
@@ -688,6 +895,7 @@ def count(
         rng=rng,
         accountant=accountant,
         full_response=full_response,
+        keepdims=keepdims,
         who=who,
     )
 
