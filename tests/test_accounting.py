@@ -675,9 +675,17 @@ def test_events_that_imply_the_claim_are_charged_as_events():
     mech = dp.Gaussian(target=np.mean, sensitivity=1.0)
     mu = 1.0 / mech.noise_scale(dp.Del(0.5, 1e-6))
     acc.spend(dp.Del(0.5, 1e-6), events=[GaussianEvent(mu=mu)])
-    acc.spend(dp.Eps(10.0), events=[LaplaceEvent(epsilon=0.001)])  # over-noised: the noise's ε is the true cost
     acc.spend(dp.Eps(0.3), events=[LaplaceEvent(epsilon=0.1, count=3)])
-    assert len(acc.ledger) == 4
+    assert len(acc.ledger) == 3
+
+
+def test_events_much_stronger_than_the_claim_are_refused_as_inconsistent():
+    """Eps(10) with Laplace ε = 0.001: events and claim describe one release, so one is wrong; nothing is charged
+    (charging the smaller would under-charge if the events are the wrong one)."""
+    acc = Accountant(budget=dp.Del(20.0, 1e-5))
+    with pytest.raises(ValueError, match="much stronger release"):
+        acc.spend(dp.Eps(10.0), events=[LaplaceEvent(epsilon=0.001)])
+    assert acc.ledger == ()
 
 
 @pytest.mark.parametrize(
@@ -888,8 +896,8 @@ def test_any_mix_of_charges_only_ever_raises_budget_exceeded_and_reports_answer(
             acc.spend(**charge)
         except BudgetExceededError:
             pass
-        except ValueError as exc:  # only the documented refusal of events weaker than their claim
-            assert "must imply the claimed guarantee" in str(exc)
+        except ValueError as exc:  # only the documented refusals of events that do not describe their claim
+            assert "must imply the claimed guarantee" in str(exc) or "much stronger release" in str(exc)
     _assert_reports_answer(acc)
 
 

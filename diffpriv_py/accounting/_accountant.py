@@ -275,46 +275,65 @@ _IMPLY_CACHE: dict[tuple[tuple[Event, ...], Eps], bool] = {}
 
 
 def _check_events_imply(events: tuple[Event, ...], claim: Eps) -> None:
-    """Refuse explicit events that do not imply the claimed (ε, δ): the ledger would otherwise charge less.
+    """Refuse explicit events that do not describe the claimed (ε, δ): the ledger would otherwise charge too little.
 
     The accountant bounds the analysis by the smaller of what the claims and what the events compose to, which is
-    only sound if each release really is both; events weaker than the claim (Laplace ε = 5 claimed as ε = 0.5)
-    are a contradiction, refused before anything is charged.
+    only sound if each release really is both. Events weaker than the claim (Laplace ε = 5 claimed as ε = 0.5) are a
+    contradiction; events much *stronger* than the claim (Laplace ε = 0.001 claimed as ε = 10) are one too — they are
+    meant to describe this very release, and trusting the smaller of two inconsistent descriptions would under-charge
+    if the events are the wrong one. Both are refused before anything is charged.
     """
     key = (events, claim)
-    ok = _IMPLY_CACHE.get(key)
-    if ok is None:
-        ok = _events_imply(events, claim)
+    verdict = _IMPLY_CACHE.get(key)
+    if verdict is None:
+        verdict = _events_verdict(events, claim)
         if len(_IMPLY_CACHE) > 4096:
             _IMPLY_CACHE.clear()
-        _IMPLY_CACHE[key] = ok
-    if not ok:
-        described = " + ".join(e.describe() for e in events)
+        _IMPLY_CACHE[key] = verdict
+    if verdict == "ok":
+        return
+    described = " + ".join(e.describe() for e in events)
+    if verdict == "weaker":
         raise ValueError(
             f"The events given to spend() must imply the claimed guarantee {_fmt(claim)}: composed, they must be "
             f"(ε, δ)-DP at the claim's δ with ε ≤ {claim.epsilon:g}. Got {described}, which does not. Nothing was "
             "charged. Pass the events of this very release, or claim the guarantee they give."
         )
+    raise ValueError(
+        f"The events given to spend() describe a much stronger release than the claimed guarantee {_fmt(claim)}: "
+        f"composed, {described} give ε well below {claim.epsilon:g} at the claim's δ. Events and claim describe the "
+        "same release, so one of them is wrong, and charging the smaller would under-charge if it is the events. "
+        "Nothing was charged. Claim the guarantee the events give, or pass the events of this very release."
+    )
 
 
-def _events_imply(events: tuple[Event, ...], claim: Eps) -> bool:
+_STRONGER_SLACK = 1e-6
+"""Relative amount by which explicit events may be stronger than their claim (calibration tolerances)."""
+
+
+def _events_verdict(events: tuple[Event, ...], claim: Eps) -> str:
+    """ "ok" if the events compose to the claimed ε at its δ (up to tolerances), "weaker" or "stronger" if not."""
     if not events:
-        return True  # no privacy loss at all
+        return "ok"  # no privacy loss at all: a release that costs nothing
     target = claim.epsilon * (1 + _EVENTS_SLACK)
     merged = _merge(events)
+    comp = Composition(events=tuple(merged))
     pairs = [e for e in merged if isinstance(e, ApproxDPEvent)]
+    eps = math.inf
     if len(pairs) == len(merged):  # their own (ε, δ) claims, composed by basic composition
         with np.errstate(over="ignore"):
-            eps = _composition._fsum([e.count * e.epsilon for e in pairs])
+            basic = _composition._fsum([e.count * e.epsilon for e in pairs])
             delta = _composition._fsum([e.count * e.delta for e in pairs])
-        if eps <= target and delta <= claim.delta * (1 + _EVENTS_SLACK):
-            return True
-    comp = Composition(events=tuple(merged))
-    if _safe(comp.pure_epsilon) <= target:
-        return True
-    if claim.delta > 0:
-        return _safe(lambda: comp.epsilon_with_method(claim.delta, cheap_enough=target)[0]) <= target
-    return False
+        if delta <= claim.delta * (1 + _EVENTS_SLACK):
+            eps = basic
+    eps = min(eps, _safe(comp.pure_epsilon))
+    if claim.delta > 0 and eps > target:
+        eps = min(eps, _safe(lambda: comp.epsilon_with_method(claim.delta)[0]))
+    if eps > target:
+        return "weaker"
+    if eps < claim.epsilon * (1 - _STRONGER_SLACK):
+        return "stronger"
+    return "ok"
 
 
 def _check_guarantee(guarantee: Any) -> Eps:
