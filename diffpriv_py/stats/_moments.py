@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -224,7 +225,20 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
 
     l1, l2 = sensitivities(per, together=s.together)
     target = ClippedStatistic(statistic, lo, hi, axis=s.axis, ddof=ddof, scale=scale, who=who)
-    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post)
+    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, accuracy=_scaled_error(scale))
+
+
+def _scaled_error(scale: Any) -> Any:
+    """Error map of a statistic reported as clip(scale·v) (or clip(v)·scale): the public factor multiplies the
+    noise's half-width, and clipping into a range that holds the exact value never moves the estimate further."""
+    return lambda h, v: h * np.abs(scale)
+
+
+def _std_error(var_error: Any, var_post: Any, h: np.ndarray, v: np.ndarray) -> np.ndarray:
+    var = np.asarray(var_post(v), dtype=np.float64)
+    width = np.asarray(var_error(h, v), dtype=np.float64)
+    root = np.sqrt(var)
+    return np.maximum(root - np.sqrt(np.maximum(var - width, 0.0)), np.sqrt(var + width) - root)
 
 
 def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
@@ -262,7 +276,7 @@ def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: 
 
         l1, l2 = sensitivities(per, together=True)
         target = ClippedStatistic("sum", lo, hi, axis=s.axis, nan_policy="omit", scale=scale, who=who)
-        return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post)
+        return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, accuracy=_scaled_error(scale))
 
     order = 2 if statistic == "var" else 1
     if s.axis is None:
@@ -299,8 +313,12 @@ def _count_plan(s: _Shape, who: str) -> Plan:
     def post(v: np.ndarray) -> np.ndarray:
         return np.clip(np.rint(v), 0, cap).astype(np.int64)
 
+    def error(h: np.ndarray, v: np.ndarray) -> np.ndarray:
+        # The exact count c is an integer: |v − c| ≤ h implies |rint(v) − c| ≤ ⌊h + ½⌋ (h itself for integer noise).
+        return np.floor(h + 0.5)
+
     target = ClippedStatistic("count", np.asarray(0.0), np.asarray(1.0), axis=s.axis, who=who)
-    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, integer=True)
+    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, integer=True, accuracy=error)
 
 
 def _run(
@@ -339,9 +357,18 @@ def _run(
         else:
             plan = _raise_plan(stat, s, lo, hi, ddof, who)
     if statistic == "std":
+        var_post = plan.postprocess
         plan = attrs.evolve(plan, postprocess=lambda v, p=plan.postprocess: np.sqrt(p(v)))
+        if plan.accuracy is not None:
+            # The exact variance lies in [v − h, v + h] ∩ [0, ∞) (v the reported variance), so the exact std lies in
+            # [√max(v − h, 0), √(v + h)]; the half-width is the larger distance from √v to its ends.
+            plan = attrs.evolve(plan, accuracy=functools.partial(_std_error, plan.accuracy, var_post))
     scalar = not s.two_d or ax is None
     plan = attrs.evolve(plan, postprocess=lambda v, p=plan.postprocess: finish(np.asarray(p(v)), scalar))
+    if plan.accuracy is not None:
+        plan = attrs.evolve(
+            plan, accuracy=lambda h, v, e=plan.accuracy: finish(np.asarray(e(h, v), dtype=float), scalar)
+        )
     return release(
         plan,
         privacy_params,
