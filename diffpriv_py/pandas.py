@@ -435,6 +435,56 @@ class PrivateFrameAccessor:
             return attrs.evolve(response, response=out)
         return out
 
+    def groupby(
+        self,
+        by: Any,
+        privacy_params: Eps,
+        *,
+        column: Any = None,
+        statistics: Any = ("count",),
+        privacy_unit: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Private statistics of ``column`` per group of column ``by``, with error bars (:func:`dp.stats.groupby`).
+
+        Parameters
+        ----------
+        by : column label
+            The column holding each row's group.
+        privacy_params : Eps or Del
+            The guarantee of the whole query (``Del`` with δ > 0 unless ``keys=`` lists the public groups).
+        column : column label, optional
+            The numeric column to aggregate (needed for sum, mean, var, std).
+        statistics : str or sequence of str, default ("count",)
+            Any of "count", "sum", "mean", "var", "std".
+        privacy_unit : column label, optional
+            The column naming the person behind each row (then ``max_groups=`` and ``max_rows=`` bound each
+            person's contribution). ``None``: every row is a different person.
+        **kwargs
+            ``bounds``, ``keys``, ``max_groups``, ``max_rows``, ``mechanism``, ``alpha``, ``rng``, ``accountant``,
+            ``full_response``, as in :func:`diffpriv_py.stats.groupby`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by the released groups, with ``<statistic>`` and ``<statistic>_accuracy`` columns.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, diffpriv_py as dp, diffpriv_py.pandas
+        >>> df = pd.DataFrame({"city": ["Paris"] * 400 + ["Lyon"] * 300, "age": np.arange(700) % 80})
+        >>> table = df.private.groupby("city", dp.Del(1.0, 1e-6), column="age", statistics=["count", "mean"],
+        ...                            bounds=(0, 100), rng=0)
+        """
+        frame = self._frame
+        unit = None if privacy_unit is None else frame[privacy_unit]
+        values = None if column is None else frame[column]
+        if values is not None and values.dtype == object:
+            values = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        return stats.groupby(
+            frame[by], privacy_params, values=values, statistics=statistics, privacy_unit=unit, name=by, **kwargs
+        )
+
 
 @attrs.frozen(eq=False)
 class _NormalisedRows:
