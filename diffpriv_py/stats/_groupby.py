@@ -248,7 +248,7 @@ class GroupBy(DPMech):
         if not (isinstance(X, tuple) and len(X) == 3):
             raise TypeError(f"The dataset of GroupBy is a tuple (by, values, unit); got {type(X).__name__}.")
         by, values, unit = X
-        by = _column(by, "by", who)
+        by = _labels(by, "by", who)
         n = by.shape[0]
         if self.needs_values:
             if values is None:
@@ -262,7 +262,7 @@ class GroupBy(DPMech):
         else:
             values = None
         if unit is not None:
-            unit = _column(unit, "privacy_unit", who, n=n)
+            unit = _labels(unit, "privacy_unit", who, n=n)
         elif self.max_groups != 1 or self.max_rows != 1:
             raise ValueError(
                 f"{who} got max_groups={self.max_groups}, max_rows={self.max_rows} but no privacy_unit: without an "
@@ -439,6 +439,13 @@ def _ratio_interval(
     lo = np.minimum(a / n_lo, a / n_hi)
     hi = np.maximum(b / n_lo, b / n_hi)
     return np.clip(lo, low, high), np.clip(hi, low, high)
+
+
+def _labels(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndarray:
+    """A label column (groups, people) as a sortable array: object columns (strings, pandas categoricals with
+    missing values) become strings, so a missing label is the group ``"nan"``."""
+    arr = _column(value, name, who, n=n)
+    return arr.astype(str) if arr.dtype.kind == "O" else arr
 
 
 def _column(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndarray:
