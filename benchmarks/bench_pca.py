@@ -6,12 +6,12 @@ Run:  python benchmarks/bench_pca.py [--quick] [--peer-python /work/bench-venv/b
 diffpriv_py runs in this process; diffprivlib (never a dependency; ``benchmarks/setup_peers.sh``) runs in the peer
 environment in a child process on the *same arrays* (an .npz file), with the same ε grid and split. Every
 diffprivlib fit is capped (``--timeout`` seconds, by an alarm in the child); once a fit times out the larger ε of
-that task are skipped, because its Bingham rejection sampler only gets slower as ε grows (python_peers.md §4.4).
+that task are skipped, because its Bingham rejection sampler only gets slower as ε grows.
 BLAS is pinned to one thread in both processes.
 
 Tasks:
 
-* ``synthetic`` (python_peers.md §4.4): n = 10 000, d = 50, k = 5; a rank-5 signal with standard deviations
+* ``synthetic``: n = 10 000, d = 50, k = 5; a rank-5 signal with standard deviations
   5, 4, 3, 2, 1.5 along a random orthonormal basis plus N(0, 0.5²) noise, rows clipped to norm 20, then centred.
   Both libraries get ``data_norm=20`` (diffprivlib: ``bounds=(-8, 8)``, ``centered=True``, so it spends nothing on
   a mean). Utility: variance captured by the k released directions divided by that of the non-private top-k

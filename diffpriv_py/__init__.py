@@ -5,9 +5,10 @@ Privacy parameters (:class:`Eps`, :class:`Del`, :class:`Gam`), mechanisms built 
 makes a black-box target private (:meth:`DPMech.sensitivity_sampler`, :func:`plan_sampler`).
 """
 
-from . import exceptions, stats
+from typing import TYPE_CHECKING
+
+from . import exceptions
 from ._blockwise import Chunks
-from .accounting import Accountant
 from .approximation import BernsteinApproximation, bernstein
 from .mechanisms import Bernstein, DiscreteLaplace, DPMech, Exponential, Gaussian, Laplace, NumericMech
 from .privacy import Del, Eps, Gam
@@ -25,6 +26,13 @@ from .r_compat import (
 )
 from .response import Response
 from .sensitivity import SamplerPlan, plan_sampler
+
+if TYPE_CHECKING:
+    from . import accounting as accounting
+    from . import estimators as estimators
+    from . import stats as stats
+    from . import testing as testing
+    from .accounting import Accountant
 
 __version__ = "0.1.0"
 
@@ -62,10 +70,19 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # `dp.testing` (the conformance kit and auditor) loads on first use: library code never imports it.
-    # `dp.estimators` (DESIGN §3: dp.estimators.LogisticRegression(...)) also loads on first use.
-    if name in ("testing", "estimators"):
+    # Subpackages load on first use, so `import diffpriv_py` stays cheap (tests/test_import_time.py): `dp.testing`
+    # (the conformance kit and auditor; library code never imports it), `dp.estimators`, `dp.stats` and
+    # `dp.accounting` (with `dp.Accountant`).
+    if name in ("testing", "estimators", "stats", "accounting"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
+    if name == "Accountant":
+        from .accounting import Accountant
+
+        return Accountant
     raise AttributeError(f"module 'diffpriv_py' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "accounting", "estimators", "stats", "testing", "Accountant"})

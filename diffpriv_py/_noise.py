@@ -218,6 +218,44 @@ def _signed_geometric(
     return out
 
 
+def _one_signed_geometric(
+    lam: float, k: int, beta: float, rng: np.random.Generator, unit: float, offset: float
+) -> float:
+    """One draw of :func:`_signed_geometric` (block size T > 1) plus ``offset`` on the grid, in scalar arithmetic.
+
+    The same proposal, acceptance test and G stage as the vectorised sampler, computed with the same float
+    operations (``math.exp``/``math.log`` are as accurate as numpy's), one proposal at a time: the draws are i.i.d.,
+    so the first accepted proposal has the law of any accepted one, and every probability keeps the error bound
+    (and so the ε reserve) of :func:`_signed_geometric`. One release of one value then costs a few microseconds
+    instead of the ~20 array passes of a vectorised chunk.
+    """
+    block = math.ldexp(1.0, k)
+    c = float(max(1, int(4.0 / beta)))
+    random = rng.random
+    while True:
+        j = math.floor(random() * block)  # exactly uniform on {0, …, T − 1}, as in the vectorised sampler
+        w = random() * 2.0 - 1.0  # numpy's uniform(−1, 1), exact
+        bound = math.exp(j * -lam)
+        magnitude_w = abs(w)
+        if not magnitude_w < bound:
+            continue
+        stage = min(math.floor(math.log(magnitude_w / bound) * (-1.0 / beta)), c)  # the vectorised sampler's float ops
+        if stage == c:
+            stage += float(_geometric_blocks(1, beta, rng)[0])
+        magnitude = stage * block + j
+        if magnitude == 0 and w < 0:  # reject (negative, 0): 0 must not be counted twice
+            continue
+        noise = math.copysign(magnitude * unit if unit != 1.0 else magnitude, w)
+        return noise + _round_scalar_to_grid(offset, unit)
+
+
+def _round_scalar_to_grid(value: float, r: float) -> float:
+    # As _round_to_grid: below 2^52·r, value/r is exact and round() (half to even, like rint) gives the integer.
+    if abs(value) < 2.0**52 * r:
+        return float(round(value * (1.0 / r))) * r
+    return value
+
+
 def two_sided_geometric(shape: int | tuple[int, ...], lam: float, rng: np.random.Generator) -> np.ndarray:
     """Integers with P(i) ∝ exp(−λ|i|) (the discrete Laplace of scale 1/λ), vectorised; returns int64.
 
@@ -259,22 +297,30 @@ _BLOCKS_PER_SIGMA = 16
 
 
 @functools.lru_cache(maxsize=64)
-def _gaussian_block_tables(rho: float) -> tuple[np.ndarray, np.ndarray, int]:
+def _gaussian_block_tables(rho: float) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Alias tables for G with P(G = g) ∝ exp(−g²/(2ρ²)): outcomes g = 0 … K − 1 and a tail outcome K (G ≥ K).
 
-    K = ⌈3ρ⌉. The alias table is built in exact rational arithmetic from the float weights (each within 4 ulp of
-    exp), so each stored acceptance probability is off only by its own rounding (2⁻⁵³); with at most 100 outcomes,
-    each of probability ≥ 2⁻¹⁰, every outcome's probability is within a relative 2⁻⁴² of its weight. The tail
-    weight is the correctly rounded sum (math.fsum) of the weights up to 40ρ; beyond lies less than e⁻⁸⁰⁰.
+    K = ⌈3ρ⌉. The table has 2^b ≥ K + 1 slots (zero-mass outcomes pad it), so a slot is b random bits, exactly
+    uniform. It is built by Vose's method in exact rational arithmetic from the float weights (each within 4 ulp
+    of exp); slot s keeps its own outcome when 53 further random bits, read as an integer i, satisfy i < t_s with
+    t_s = round(2⁵³·p_s) (an exact integer; p_s is the exact rational keep-probability), and goes to its alias
+    otherwise. Each t_s/2⁵³ is within 2⁻⁵⁴ of p_s, so each outcome's probability is off by at most 2⁻⁵⁴ absolute
+    (every slot moves mass between two outcomes by at most 2⁻⁵⁴/2^b); with every outcome of probability ≥ 2⁻¹²,
+    that is a relative 2⁻⁴² at most. The tail weight is the correctly rounded sum (math.fsum) of the weights up to
+    40ρ; beyond lies less than e⁻⁸⁰⁰.
+
+    Returns the keep thresholds t (uint64), the aliases (int64), K and the number of slot bits b.
     """
     k = math.ceil(3 * rho)
     weights = [math.exp(-(g * g) / (2 * rho * rho)) for g in range(math.ceil(40 * rho) + 1)]
     masses = [Fraction(w) for w in weights[:k]] + [Fraction(math.fsum(weights[k:]))]
+    bits = max(1, (len(masses) - 1).bit_length())
+    n_slots = 1 << bits
+    masses += [Fraction(0)] * (n_slots - len(masses))
     total = sum(masses)
-    n_out = len(masses)
-    scaled = [m * n_out / total for m in masses]
-    prob = [Fraction(1)] * n_out
-    alias = list(range(n_out))
+    scaled = [m * n_slots / total for m in masses]
+    prob = [Fraction(1)] * n_slots
+    alias = list(range(n_slots))
     small = [i for i, p in enumerate(scaled) if p < 1]
     large = [i for i, p in enumerate(scaled) if p >= 1]
     while small and large:  # Vose's alias method, exactly
@@ -282,7 +328,8 @@ def _gaussian_block_tables(rho: float) -> tuple[np.ndarray, np.ndarray, int]:
         prob[s], alias[s] = scaled[s], big
         scaled[big] = scaled[big] + scaled[s] - 1
         (small if scaled[big] < 1 else large).append(big)
-    return np.array([float(p) for p in prob]), np.array(alias, dtype=np.float64), k
+    thresholds = np.array([round(p * 2**53) for p in prob], dtype=np.uint64)
+    return thresholds, np.array(alias, dtype=np.int64), k, bits
 
 
 def _gaussian_tail(n: int, rho: float, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -303,13 +350,21 @@ def _gaussian_tail(n: int, rho: float, k: int, rng: np.random.Generator) -> np.n
     return out
 
 
+_LOW_53 = np.uint64(11)  # a 64-bit word shifted right by 11 leaves 53 bits, numpy's own double-uniform construction
+
+
 def _gaussian_blocks(n: int, rho: float, rng: np.random.Generator) -> np.ndarray:
-    """n draws of G ≥ 0 with P(G = g) ∝ exp(−g²/(2ρ²)) (alias method for g < 3ρ, geometric envelope beyond)."""
-    prob, alias, k = _gaussian_block_tables(rho)
-    index = np.floor(rng.uniform(0.0, prob.size, n))
-    np.minimum(index, prob.size - 1, out=index)
-    slot = index.astype(np.int64)
-    g = np.where(rng.random(n) < prob.take(slot), index, alias.take(slot))
+    """n draws of G ≥ 0 with P(G = g) ∝ exp(−g²/(2ρ²)) (alias method for g < 3ρ, geometric envelope beyond), float64.
+
+    One 64-bit word per draw: its low b bits pick the slot, its high 53 bits the keep-or-alias coin (disjoint bits
+    of a uniform word are independent and uniform).
+    """
+    thresholds, alias, k, bits = _gaussian_block_tables(rho)
+    words = rng.bit_generator.random_raw(n)
+    slot = (words & np.uint64((1 << bits) - 1)).view(np.int64)
+    words >>= _LOW_53
+    keep = words < thresholds.take(slot)
+    g = np.where(keep, slot, alias.astype(np.float64).take(slot))  # float64 result: slot is promoted
     tail = np.flatnonzero(g == k)
     if tail.size:
         g[tail] = _gaussian_tail(tail.size, rho, k, rng)
@@ -324,7 +379,9 @@ def _discrete_gaussian_blocks(
     Returns y·``unit`` (a power of two), plus ``offset`` rounded to that grid when given, chunk by chunk.
 
     |y| = G·T + R with T = 2^k ≈ σ/16: the block G is drawn with probability ∝ T·exp(−(GT)²/(2σ²)) (an upper
-    envelope of the block's mass, since the density falls), R uniformly, and the pair is accepted with probability
+    envelope of the block's mass, since the density falls; one 64-bit word per block, see
+    :func:`_gaussian_block_tables`), R uniformly (the top k bits of a second word, so k ≤ 52 and σ < 2⁵⁷), and the
+    pair is accepted with probability
     exp(−R(2GT + R)/(2σ²)) ≥ e^(−2.6) for |y| ≤ 40σ, which gives exactly P(|y|) ∝ exp(−y²/(2σ²)); the acceptance
     uniform also gives the sign, and (negative, 0) is rejected. Acceptance rate ≈ 0.97. For |y| ≤ 40σ every
     integer's probability is within a relative 2⁻⁴⁰ of the ideal one (alias table 2⁻⁴², tail envelope and its
@@ -332,6 +389,12 @@ def _discrete_gaussian_blocks(
     """
     _, e = math.frexp(sigma / _BLOCKS_PER_SIGMA)
     block = math.ldexp(1.0, e - 1)  # T ≤ σ/16 < 2T
+    if not 1 <= e - 1 <= 52:
+        raise ValueError(
+            f"The discrete Gaussian block sampler needs 2^20 <= sigma < 2^57; got {sigma!r}. Use a smaller sigma or "
+            "noise='exact'."
+        )
+    shift = np.uint64(64 - (e - 1))
     rho = sigma / block
     scale = -0.5 / (sigma * sigma)
     out = np.empty(size)
@@ -343,7 +406,8 @@ def _discrete_gaussian_blocks(
             m = int(need / 0.95) + 32
             g = _gaussian_blocks(m, rho, rng)
             g *= block
-            j = np.floor(rng.uniform(0.0, block, m))
+            # R: the top k bits of a 64-bit word, exactly uniform on {0, …, T − 1} (T = 2^k ≤ 2⁵²).
+            j = (rng.bit_generator.random_raw(m) >> shift).astype(np.float64)
             w = rng.uniform(-1.0, 1.0, m)
             x = g * 2.0
             x += j
@@ -351,15 +415,57 @@ def _discrete_gaussian_blocks(
             x *= scale
             np.exp(x, out=x)
             g += j
-            accepted = np.flatnonzero((np.abs(w) < x) & ~((g == 0) & (w < 0)))[:need]
-            magnitude = g.take(accepted)
+            accepted = np.flatnonzero(np.abs(w) < x)[:need]
+            np.copysign(g, w, out=g)
+            draws = g.take(accepted)
+            if not draws.all():  # reject (negative, 0), rare: 0 must not be counted twice
+                draws = draws[(draws != 0) | ~np.signbit(draws)]
             if unit != 1.0:
-                magnitude *= unit
-            np.copysign(magnitude, w.take(accepted), out=out[filled : filled + accepted.size])
-            filled += accepted.size
+                draws *= unit
+            out[filled : filled + draws.size] = draws
+            filled += draws.size
         if offset is not None:
             out[start:stop] += _round_to_grid(offset[start:stop], unit)
     return out
+
+
+def _one_discrete_gaussian_block(sigma: float, rng: np.random.Generator, unit: float, offset: float) -> float:
+    """One draw of :func:`_discrete_gaussian_blocks` plus ``offset`` on the grid, in scalar arithmetic.
+
+    The same alias draw of the block, uniform offset within it, acceptance test and sign as the vectorised sampler,
+    with the same float operations, one proposal at a time (the draws are i.i.d., so the first accepted proposal
+    has the law of any accepted one); the error bound and the (ε, δ) reserve are unchanged.
+    """
+    _, e = math.frexp(sigma / _BLOCKS_PER_SIGMA)
+    block = math.ldexp(1.0, e - 1)
+    if not 1 <= e - 1 <= 52:
+        return float(_discrete_gaussian_blocks(1, sigma, rng, unit=unit, offset=np.array([offset]))[0])  # it raises
+    shift = 64 - (e - 1)
+    rho = sigma / block
+    scale = -0.5 / (sigma * sigma)
+    thresholds, alias, k, bits = _gaussian_block_lists(rho)
+    mask = (1 << bits) - 1
+    raw = rng.bit_generator.random_raw
+    random = rng.random
+    while True:
+        word = raw()
+        slot = word & mask
+        g = float(slot if (word >> 11) < thresholds[slot] else alias[slot])
+        if g == k:
+            g = float(_gaussian_tail(1, rho, k, rng)[0])
+        g *= block
+        j = float(raw() >> shift)
+        w = random() * 2.0 - 1.0
+        x = math.exp((g * 2.0 + j) * j * scale)
+        g += j
+        if abs(w) < x and not (g == 0 and w < 0):
+            return math.copysign(g * unit if unit != 1.0 else g, w) + _round_scalar_to_grid(offset, unit)
+
+
+@functools.lru_cache(maxsize=64)
+def _gaussian_block_lists(rho: float) -> tuple[list[int], list[int], int, int]:
+    thresholds, alias, k, bits = _gaussian_block_tables(rho)
+    return thresholds.tolist(), alias.tolist(), k, bits
 
 
 def _discrete_gaussian_float(shape: int | tuple[int, ...], sigma: float, rng: np.random.Generator) -> np.ndarray:
@@ -450,6 +556,7 @@ def _grid_rounding(sensitivity: float, r: float, dims: int, norm: str) -> float:
     return sensitivity + (dims if norm == "l1" else math.sqrt(dims)) * r
 
 
+@functools.lru_cache(maxsize=1024)
 def _laplace_grid(sensitivity: float, epsilon: float, dims: int) -> tuple[float, float, float]:
     r = grid_step(sensitivity / epsilon)
     eps_c = laplace_epsilon_reserve(epsilon, dims)
@@ -468,6 +575,10 @@ def grid_laplace(
     """
     r, eps_c, rounded_sensitivity = _laplace_grid(sensitivity, epsilon, dims)
     lam = r * eps_c / rounded_sensitivity
+    if values.size == 1:
+        k, beta = _block(lam)
+        if 0 < k <= 52:
+            return np.array(_one_signed_geometric(lam, k, beta, rng, r, float(values.flat[0]))).reshape(values.shape)
     return _signed_geometric(values.size, lam, rng, unit=r, offset=values.ravel()).reshape(values.shape)
 
 
@@ -504,6 +615,10 @@ def grid_gaussian(values: np.ndarray, r: float, sigma: float, rng: np.random.Gen
     """Safe Gaussian: ``values`` rounded to the grid ``r`` plus r·(discrete Gaussian of parameter σ/r)."""
     sigma_grid = sigma / r
     if sigma_grid >= 2.0**20:
+        if values.size == 1:
+            return np.array(_one_discrete_gaussian_block(sigma_grid, rng, r, float(values.flat[0]))).reshape(
+                values.shape
+            )
         flat = values.ravel()
         return _discrete_gaussian_blocks(flat.size, sigma_grid, rng, unit=r, offset=flat).reshape(values.shape)
     noise = _discrete_gaussian_float(values.shape, sigma_grid, rng)

@@ -2,27 +2,122 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
+import os
 import secrets
+import threading
 
 import numpy as np
 
 RNGLike = None | int | np.random.Generator | np.random.SeedSequence
 """What every random entry point accepts as ``rng``."""
 
+_REKEY_AFTER = 4096
+"""Uses of one secure generator before it is replaced by a freshly keyed one (bounds what a leaked key reveals)."""
+
+
+class _SecureState(threading.local):
+    """This thread's secure generator, the process it was keyed in, and how often it has been handed out."""
+
+    generator: np.random.Generator | None = None
+    pid: int = -1
+    uses: int = 0
+
+
+_secure = _SecureState()
+
+
+def _forget_secure_generator() -> None:
+    # In a forked child the parent's generator (key and counter) was copied: drop it so that parent and child never
+    # draw the same stream. Only the forking thread survives a fork, so resetting this thread's slot is enough; the
+    # pid check in secure_generator covers forks that bypass the hook.
+    _secure.generator = None
+    _secure.pid = -1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_secure_generator)
+
+
+def _new_secure_generator() -> np.random.Generator:
+    from randomgen import AESCounter  # imported on first use: it costs about 100 ms, and seeded runs never need it
+
+    return np.random.Generator(AESCounter(secrets.randbits(256)))
+
 
 def secure_generator() -> np.random.Generator:
-    """Return a Generator on AES-128 in counter mode, keyed from the operating system's entropy.
+    """Return this thread's Generator on AES-128 in counter mode, keyed from the operating system's entropy.
 
     Notes
     -----
     numpy's default PCG64 is not cryptographic: an adversary who recovers its state can subtract the noise.
     AES-CTR (``randomgen.AESCounter``, AES-NI accelerated) is a cryptographically strong stream that runs at
     numpy's own throughput, so real releases lose no speed.
-    """
-    from randomgen import AESCounter
 
-    return np.random.Generator(AESCounter(secrets.randbits(256)))
+    Keying a generator costs about 50 µs, more than a whole scalar release, so one keyed generator serves many
+    releases. Successive blocks of one AES-CTR stream under a secret 256-bit key are computationally
+    indistinguishable from independent uniform bits (AES is a pseudorandom permutation and the counter never
+    repeats within a stream), so consecutive releases drawn from one stream are as independent as releases drawn
+    from fresh keys. The generator is
+
+    * per thread (a ``threading.local``): numpy Generators are not safe to share between threads;
+    * per process: a forked child drops the inherited generator (``os.register_at_fork``, and a pid check for forks
+      that bypass the hook), so parent and child never replay the same stream;
+    * rekeyed after 4096 uses, so a key read from the process's memory reveals the noise of at most the last 4096
+      releases of that thread.
+    """
+    state = _secure
+    pid = os.getpid()
+    if state.generator is None or state.pid != pid or state.uses >= _REKEY_AFTER:
+        state.generator, state.pid, state.uses = _new_secure_generator(), pid, 0
+    state.uses += 1
+    return state.generator
+
+
+class _SeededState(np.random.bit_generator.ISpawnableSeedSequence):
+    """The seed sequence of an int seed, with its PCG64 initial state computed once per seed.
+
+    ``numpy.random.default_rng(seed)`` hashes the seed through a SeedSequence on every call (about 7 µs, most of a
+    scalar release). The hash depends only on the seed, so it is cached; the Generator built from it is the very one
+    ``default_rng(seed)`` gives (same state, same stream). ``spawn`` uses a fresh SeedSequence per Generator, so
+    children are also those of ``default_rng(seed)``.
+    """
+
+    __slots__ = ("_seed", "_sequence")
+
+    def __init__(self, seed: int) -> None:
+        self._seed = seed
+        self._sequence: np.random.SeedSequence | None = None
+
+    def generate_state(self, n_words: int, dtype=np.uint32) -> np.ndarray:
+        if n_words == 4 and np.dtype(dtype) == np.uint64:
+            return _pcg64_state(self._seed)
+        return self.sequence.generate_state(n_words, dtype)
+
+    @property
+    def sequence(self) -> np.random.SeedSequence:
+        if self._sequence is None:
+            self._sequence = np.random.SeedSequence(self._seed)
+        return self._sequence
+
+    @property
+    def entropy(self) -> int:
+        return self._seed
+
+    def spawn(self, n_children: int) -> list[np.random.SeedSequence]:  # type: ignore[override]
+        return self.sequence.spawn(n_children)
+
+
+@functools.lru_cache(maxsize=256)
+def _pcg64_state(seed: int) -> np.ndarray:
+    state = np.random.SeedSequence(seed).generate_state(4, np.uint64)
+    state.flags.writeable = False
+    return state
+
+
+def _seeded_generator(seed: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(_SeededState(seed)))  # type: ignore[arg-type]
 
 
 def as_generator(rng: RNGLike) -> np.random.Generator:
@@ -41,6 +136,10 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
     """
     if rng is None:
         return secure_generator()
+    if type(rng) is np.random.Generator:
+        return rng
+    if type(rng) is int and rng >= 0:  # the common seeded case, checked without the slower ABC test below
+        return _seeded_generator(rng)
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, np.random.SeedSequence):
@@ -48,7 +147,7 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
     if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)):
         if rng < 0:
             raise ValueError(f"The 'rng' seed must be a non-negative integer. Got {rng}.")
-        return np.random.default_rng(int(rng))
+        return _seeded_generator(int(rng))
     raise TypeError(
         "The 'rng' argument must be None (secure randomness), a non-negative int seed, a numpy SeedSequence or a "
         f"numpy Generator. Got {rng!r} (type {type(rng).__name__})."

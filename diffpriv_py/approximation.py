@@ -19,8 +19,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-from scipy import stats
-from scipy.special import comb
 
 from ._validation import check_int, check_real
 
@@ -86,6 +84,8 @@ def _basis_t(t: np.ndarray, k: int) -> np.ndarray:
     """Basis values transposed: row ν holds b_{ν,k}(t) for every t (points along the contiguous axis)."""
     if k > _PRODUCT_MAX_K:
         nu = np.arange(k + 1)[:, None]
+        from scipy import stats  # lazy: scipy.stats costs ~0.5 s at import
+
         return stats.binom.pmf(nu, k, t[None, :])
     # b_{ν,k}(t) = C(k, ν) t^ν (1 − t)^(k − ν). Running products give all powers in k multiplications per point
     # (relative error <= k ulp); t^0 = 1 also at t = 0, which is what makes b_{0,k}(0) = 1 exact.
@@ -98,6 +98,8 @@ def _basis_t(t: np.ndarray, k: int) -> np.ndarray:
         np.multiply(powers[nu - 1], t, out=powers[nu])
         np.multiply(co_powers[nu - 1], co_t, out=co_powers[nu])
     powers *= co_powers[::-1]
+    from scipy.special import comb  # lazy: scipy.special costs ~0.25 s at import
+
     powers *= comb(k, np.arange(k + 1))[:, None]
     return powers
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
-from scipy.special import lambertw
 
 from ._datasets import n_records, neighbours
 from ._rng import RNGLike, spawn_seeds
@@ -52,6 +51,8 @@ def _gamma_lo(m: int, rho: float) -> float:
 
 def _rho_for_m(m: int) -> float:
     # Minimises gamma_lo over rho: 8 m rho^2 ln(1/rho) = 1, solved with the lower Lambert-W branch.
+    from scipy.special import lambertw  # lazy: scipy.special costs ~0.25 s at import
+
     return math.exp(0.5 * lambertw(-1.0 / (4.0 * m), k=-1).real)
 
 
@@ -89,6 +90,8 @@ def plan_sampler(m: int | None = None, gamma: float | None = None) -> SamplerPla
             gamma, "gamma", 0.0, 1.0, low_closed=False, high_closed=False, owner="the sensitivity sampler"
         )
     if m is None:
+        from scipy.special import lambertw
+
         rho = math.exp(lambertw(-gamma / (2.0 * math.sqrt(math.e)), k=-1).real + 0.5)
         m = math.ceil(math.log(1.0 / rho) / (2.0 * (gamma - rho) ** 2))
     else:

@@ -241,7 +241,7 @@ generate_example_pages()
 TOC: list[tuple[str, list[str]]] = [
     ("Start here", ["getting_started", "concepts", "cli"]),
     ("Mechanisms and the sampler", ["mechanisms", "sensitivity_sampler", "bernstein", "security"]),
-    ("Estimators", ["estimators", "pca", "erm", "kmeans", "linear_regression", "dpsgd"]),
+    ("Estimators", ["estimators", "pca", "erm", "kmeans", "linear_regression", "dpsgd", "sklearn"]),
     ("Statistics, accounting and scale", ["statistics", "accounting", "scaling"]),
     ("Reproductions and tutorials", ["reproductions", "auto_examples/index", "_gen_examples/index"]),
     ("Reference", ["api/index", "r_parity"]),

@@ -8,7 +8,7 @@ release is ε-DP. The Bernstein mechanism adds Lap(Δ·(k + 1)/ε) noise to the 
 * large k: a fine approximation drowned in noise that grows linearly in k.
 
 So the error against the non-private KDE is U-shaped in k, and the best k grows with ε. The iterated operator
-(h = 3) beats the plain one (h = 1) whenever the approximation error dominates (algorithms.md §5.2).
+(h = 3) beats the plain one (h = 1) whenever the approximation error dominates (Aldà & Rubinstein 2017).
 
 Writes ``bernstein_kde_error_vs_k.png`` (error curves and the private fits) and ``bernstein_kde_error_vs_k.csv``
 into ``$DIFFPRIV_PY_OUTPUT`` (default ``examples/output/``). Run: ``python examples/bernstein_kde.py``

@@ -1,6 +1,6 @@
 """Private logistic regression and Huber SVM: objective versus output perturbation, test error against ε.
 
-Reproduces the message of Chaudhuri, Monteleoni & Sarwate (JMLR 2011), algorithms.md §2.6 / §9.2: objective
+Reproduces the message of Chaudhuri, Monteleoni & Sarwate (JMLR 2011, §6): objective
 perturbation (Algorithm 2) reaches the non-private error by ε ≈ 0.5–1 at n ≈ 4·10⁴, while output perturbation
 (Algorithm 1) lags behind, most at small ε.
 
@@ -54,7 +54,7 @@ METHODS = [
     ("Huber SVM objective", SVM, "objective"),
     ("Huber SVM output", SVM, "output"),
 ]
-# algorithms.md §9.2, synthetic-easy (min-max preprocessing, 5 runs): mean test error per ε.
+# Our earlier reference run, synthetic-easy (min-max preprocessing, 5 runs): mean test error per ε.
 REFERENCE = {
     "LR objective": {0.01: 0.350, 0.05: 0.249, 0.1: 0.212, 0.2: 0.162, 0.5: 0.117, 1.0: 0.110},
     "LR output": {0.01: 0.496, 0.05: 0.435, 0.1: 0.351, 0.2: 0.262, 0.5: 0.194, 1.0: 0.158},
@@ -163,10 +163,7 @@ for name, _, _ in METHODS:
         for eps, (err, _, _) in zip(SYNTHETIC_EPSILONS, curves["synthetic-easy"][name], strict=True)
     )
     print(f"{name:<22}{cells}")
-print(
-    "(in brackets: the algorithms.md §9.2 reference"
-    + ("; quick mode uses 10 000 rows, not comparable)" if QUICK else ")")
-)
+print("(in brackets: our earlier reference run" + ("; quick mode uses 10 000 rows, not comparable)" if QUICK else ")"))
 # Best-of-grid means over few runs favour the noisier method (output perturbation), so compare within 2 s.e.
 obj = dict(zip(SYNTHETIC_EPSILONS, curves["synthetic-easy"]["LR objective"], strict=True))
 out = dict(zip(SYNTHETIC_EPSILONS, curves["synthetic-easy"]["LR output"], strict=True))

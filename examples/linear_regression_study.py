@@ -1,4 +1,4 @@
-"""Private linear regression: test error versus ε for AdaSSP and the functional mechanism (algorithms.md §4.3).
+"""Private linear regression: test error versus ε for AdaSSP (Wang 2018) and the functional mechanism (Zhang 2012).
 
 The reference protocol: features min-max scaled to [-1, 1] and divided by √d (so every row has norm ≤ 1, i.e.
 ``data_norm=1``), labels min-max scaled to [-1, 1] (``label_bound=1``), an 80/20 split, and the median test MSE
@@ -106,7 +106,7 @@ with open(OUTPUT / "linreg_mse.csv", "w", newline="") as fh:
 
 # %% [markdown]
 # ## Results
-# Median test MSE over the releases. The reference values (algorithms.md §4.3) used the same protocol with a
+# Median test MSE over the releases. The reference values (our earlier run) used the same protocol with a
 # functional mechanism trimmed but not ridged; ours should be at or below them.
 
 # %%

@@ -2,7 +2,7 @@
 
 The paper's synthetic experiment: n = 5000 points in d = 10 drawn from N(0, Σ) with eigenvalues
 {0.5, 0.30, 0.04, 0.03, 0.02, 0.01, 0.004, 0.003, 0.001, 0.001}, k = 2, MOD-SuLQ at δ = 0.05, PPCA pure α-DP.
-Protocol "clip" of algorithms.md §1.9: x ~ N(0, diag λ), rotated by a random orthogonal matrix, then
+Protocol "clip" (rows clipped to norm 1): x ~ N(0, diag λ), rotated by a random orthogonal matrix, then
 x ← x/max(1, ‖x‖) so that every row lies in the unit ball (``data_norm=1``). Each cell is the mean q_F = tr(VᵀAV),
 A = XᵀX/n, over independent releases on one dataset.
 
@@ -40,7 +40,7 @@ SPECTRUM = np.array([0.5, 0.30, 0.04, 0.03, 0.02, 0.01, 0.004, 0.003, 0.001, 0.0
 ALPHAS = [0.1, 0.5, 2.0] if QUICK else [0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]
 TRIALS = 8 if QUICK else 50
 
-# algorithms.md §1.9, protocol "clip" (50 trials, one dataset with non-private q_F 0.5511): mean (sd) per α.
+# Our earlier reference run, protocol "clip" (50 trials, one dataset with non-private q_F 0.5511): mean (sd) per α.
 REFERENCE_NON_PRIVATE = 0.5511
 REFERENCE = {
     "MOD-SuLQ": {

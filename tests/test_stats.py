@@ -75,11 +75,15 @@ def test_integer_and_float32_data_are_accepted(rng):
 
 
 def test_streaming_kernel_matches_numpy_across_many_blocks(rng):
-    """The blockwise clip-and-reduce (blocks of 65536 values, Chan's combination) equals numpy to rounding."""
+    """The blockwise exact grid sums (blocks of 65536 values) equal numpy to within the grid's quantisation."""
     x = rng.normal(0.5, 0.3, 300_001)
     clipped = np.clip(x, 0, 1)
     assert dp.stats.mean(x, dp.Eps(1e12), bounds=(0, 1), rng=0) == pytest.approx(clipped.mean(), rel=1e-9)
-    assert dp.stats.var(x, dp.Eps(1e12), bounds=(0, 1), rng=0) == pytest.approx(clipped.var(), rel=1e-9)
+    # Variance grid step h = 2⁻¹⁸: each value moves by ≤ h/2, so the standard deviation by ≤ h/2 (triangle
+    # inequality for the centred vectors) and the variance by ≤ h·sd + h²/4.
+    h = 2.0**-18
+    tol = h * clipped.std() + h * h / 4
+    assert dp.stats.var(x, dp.Eps(1e12), bounds=(0, 1), rng=0) == pytest.approx(clipped.var(), abs=tol)
     inside = rng.uniform(0.1, 0.9, 300_001)  # never needs clipping: the no-copy fast path
     assert dp.stats.sum(inside, dp.Eps(1e12), bounds=(0, 1), rng=0) == pytest.approx(inside.sum(), rel=1e-9)
 
@@ -169,7 +173,7 @@ def test_full_response_carries_the_mechanism_and_the_post_processed_value(data):
     """full_response=True returns the Response of a library mechanism whose response is the returned value."""
     r = dp.stats.mean(data, dp.Eps(1), bounds=(LO, HI), rng=5, full_response=True)
     assert isinstance(r, dp.Response) and isinstance(r.mechanism, dp.Laplace)
-    assert r.sensitivity == pytest.approx((HI - LO) / data.size)
+    assert r.sensitivity == pytest.approx(1 / data.size)  # in units of the bounds' width hi − lo
     assert r.response == dp.stats.mean(data, dp.Eps(1), bounds=(LO, HI), rng=5)
     counts = dp.stats.count(data, dp.Eps(1), rng=0, full_response=True)
     assert isinstance(counts.mechanism, dp.DiscreteLaplace)
@@ -375,13 +379,14 @@ def test_grey_box_check_catches_diffprivlibs_nanmean_sensitivity():
 
 
 def test_grey_box_check_catches_the_textbook_variance_bound_being_too_small():
-    """Declaring var sensitivity (hi−lo)²/n² (a plausible slip) is refuted by a worst-case pair; ours is not."""
+    """Declaring var sensitivity 1/n² (hi−lo)² (a plausible slip) is refuted by a worst-case pair; ours is not."""
     n = 10
     x = np.full(n, LO)
     y = x.copy()
     y[0] = HI
     ours = dp.stats.var(x, dp.Eps(1), bounds=(LO, HI), rng=0, full_response=True)
-    slip = Plan(target=ours.mechanism.target, l1=(HI - LO) ** 2 / n**2, l2=0, dims=1, postprocess=float)
+    # The target is in units of (hi − lo)², so the slip declares 1/n².
+    slip = Plan(target=ours.mechanism.target, l1=1 / n**2, l2=0, dims=1, postprocess=float)
     assert slip.mechanism("laplace").sensitivity_norm(x, y) > slip.l1
     assert ours.mechanism.sensitivity_norm(x, y) <= ours.sensitivity
 

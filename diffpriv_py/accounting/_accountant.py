@@ -12,7 +12,7 @@ from typing import Any, Literal
 import attrs
 import numpy as np
 
-from .._validation import check_in_range, check_real
+from .._validation import check_in_range, check_int, check_real
 from ..exceptions import BudgetExceededError
 from ..mechanisms.gaussian import Gaussian
 from ..mechanisms.laplace import Laplace
@@ -20,7 +20,8 @@ from ..privacy import Del, Eps, Gam
 from . import _composition
 from ._events import ApproxDPEvent, Event, GaussianEvent, LaplaceEvent
 from ._pld import ComposedPLD
-from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
+from ._sums import ExactSum
+from .rdp import DEFAULT_ORDERS
 
 __all__ = ["Accountant", "Charge", "Composition", "compose"]
 
@@ -28,6 +29,21 @@ _SLACK = 1e-12
 """Relative slack of budget comparisons: absorbs binary representation (ten releases at 0.1 fit a budget of 1.0)."""
 
 _RDP_ORDERS = np.concatenate([np.linspace(1.1, 1.9, 9), DEFAULT_ORDERS, [320.0, 512.0, 1024.0, 4096.0]])
+# The order-only parts of the improved conversion (rdp.epsilon_from_rdp), computed once and combined in the same
+# order of operations, so the accountant's running Rényi bound costs a few array operations and no validation.
+_RDP_LOG1P = np.log1p(-1 / _RDP_ORDERS)
+_RDP_LOG_ORDERS = np.log(_RDP_ORDERS)
+_RDP_DENOM = _RDP_ORDERS - 1
+_RDP_USABLE = _RDP_ORDERS > 1.01
+
+
+def _rdp_epsilon(rdp: np.ndarray, delta: float) -> float:
+    """``epsilon_from_rdp(_RDP_ORDERS, rdp, delta)[0]``, bit for bit, for the accountant's fixed orders."""
+    with np.errstate(invalid="ignore"):
+        eps = rdp + _RDP_LOG1P - (math.log(delta) + _RDP_LOG_ORDERS) / _RDP_DENOM
+    eps = np.where(_RDP_USABLE & ~np.isnan(eps), eps, np.inf)
+    best = float(eps.min())
+    return math.nextafter(max(best, 0.0), math.inf) if math.isfinite(best) else math.inf
 
 
 def _up(x: float) -> float:
@@ -37,14 +53,15 @@ def _up(x: float) -> float:
 def _params(epsilon: float, delta: float = 0.0, gamma: float = 0.0) -> Eps:
     """The privacy-parameter object for a report; ε = 0 (nothing spent or nothing left) is allowed here only.
 
-    The constructors refuse ε = 0 because no release can be made at it; a report of "nothing" still needs one.
+    The constructors refuse ε = 0 because no release can be made at it; a report of "nothing" still needs one. A
+    report never raises: values the constructors refuse (ε = 0, or an infinite bound) are stored as they are.
     """
     epsilon = max(0.0, epsilon)
     cls = Gam if gamma > 0 else Del if delta > 0 else Eps
-    if epsilon > 0:
+    if 0 < epsilon < math.inf and 0 <= delta < 1 and 0 <= gamma < 1:
         return Gam(epsilon, delta, gamma) if cls is Gam else Del(epsilon, delta) if cls is Del else Eps(epsilon)
     obj = object.__new__(cls)
-    object.__setattr__(obj, "epsilon", 0.0)
+    object.__setattr__(obj, "epsilon", float(epsilon))
     if cls is not Eps:
         object.__setattr__(obj, "delta", float(delta))
     if cls is Gam:
@@ -52,13 +69,17 @@ def _params(epsilon: float, delta: float = 0.0, gamma: float = 0.0) -> Eps:
     return obj
 
 
-def _fmt(p: Eps) -> str:
-    parts = [f"ε={p.epsilon:.6g}"]
-    if p.delta:
-        parts.append(f"δ={p.delta:.3g}")
-    if p.gamma:
-        parts.append(f"γ={p.gamma:.3g}")
+def _fmt_values(epsilon: float, delta: float = 0.0, gamma: float = 0.0) -> str:
+    parts = [f"ε={epsilon:.6g}"]
+    if delta:
+        parts.append(f"δ={delta:.3g}")
+    if gamma:
+        parts.append(f"γ={gamma:.3g}")
     return ", ".join(parts)
+
+
+def _fmt(p: Eps) -> str:
+    return _fmt_values(p.epsilon, p.delta, p.gamma)
 
 
 # ---- composition of a list of events ------------------------------------------------------------------------------
@@ -99,31 +120,32 @@ class Composition:
         """(ε, method) at ``delta``; with ``cheap_enough``, skip the numerical method once a bound ≤ it is found."""
         if not self.events:
             return 0.0, "none"
-        candidates: list[tuple[float, str]] = [(self.pure_epsilon(), "pure")]
+        delta = _check_delta(delta, "Composition.epsilon_with_method")
+        candidates: list[tuple[float, str]] = [(_safe(self.pure_epsilon), "pure")]
         if delta > 0:
             if all(isinstance(e, GaussianEvent) for e in self.events):
                 mu = math.sqrt(math.fsum(e.count * e.mu**2 for e in self.events))
-                candidates.append((_composition.gdp_epsilon(mu, delta), "gdp"))
-            curves = [e._rdp(_RDP_ORDERS) for e in self.events]
+                candidates.append((_safe(_composition._gdp_epsilon, mu, delta), "gdp"))
+            curves = [_KeyInfo.of(e._key()).curve for e in self.events]
             if all(c is not None for c in curves):
-                total = np.sum([e.count * c for e, c in zip(self.events, curves, strict=True)], axis=0)
-                with np.errstate(invalid="ignore"):
-                    candidates.append((epsilon_from_rdp(_RDP_ORDERS, total, delta)[0], "rdp"))
+                with np.errstate(over="ignore", invalid="ignore"):
+                    total = np.sum([e.count * c for e, c in zip(self.events, curves, strict=True)], axis=0)
+                candidates.append((_safe(_rdp_epsilon, total, delta), "rdp"))
             best = min(candidates)
             if "gdp" in {m for _, m in candidates} or (cheap_enough is not None and best[0] <= cheap_enough):
                 return best
-            try:
-                candidates.append((self._pld().epsilon(delta), "pld"))
-            except (ArithmeticError, ValueError, MemoryError):  # pragma: no cover - defensive: others still hold
-                pass
+            candidates.append((_safe(lambda: self._pld().epsilon(delta)), "pld"))
         return min(candidates)
 
     def epsilon(self, delta: float) -> float:
         """An upper bound on the composed ε at ``delta`` (``inf`` if no ε is valid)."""
-        return self.epsilon_with_method(delta)[0]
+        return self.epsilon_with_method(_check_delta(delta, "Composition.epsilon"))[0]
 
     def delta(self, epsilon: float) -> float:
         """An upper bound on the composed δ at ``epsilon`` (exact μ-GDP for Gaussians, else the numerical PLD)."""
+        epsilon = check_in_range(
+            epsilon, "epsilon", 0.0, math.inf, low_closed=True, high_closed=False, owner="Composition.delta"
+        )
         if not self.events or epsilon >= self.pure_epsilon():
             return 0.0
         if all(isinstance(e, GaussianEvent) for e in self.events):
@@ -141,10 +163,30 @@ def compose(events: Sequence[Event], *, n_points: int = 2**14) -> Composition:
     >>> round(compose([LaplaceEvent(epsilon=0.1, count=100)]).epsilon(1e-6), 2)
     4.69
     """
+    if isinstance(events, (Event, str, bytes)) or not hasattr(events, "__iter__"):
+        raise TypeError(
+            f"The 'events' parameter of compose() must be a sequence of privacy events; got {events!r}. Pass e.g. "
+            "compose([LaplaceEvent(epsilon=0.1)])."
+        )
+    events = tuple(events)
     for e in events:
         if not isinstance(e, Event):
             raise TypeError(f"compose() takes privacy events (e.g. LaplaceEvent(epsilon=0.1)); got {e!r}.")
-    return Composition(events=tuple(_merge(events)), n_points=n_points)
+    n = check_int(n_points, "n_points", minimum=_MIN_POINTS, owner="compose")
+    if n > _MAX_POINTS:
+        raise ValueError(
+            f"The 'n_points' parameter of compose() must be an integer in [{_MIN_POINTS}, {_MAX_POINTS}]. Got {n}. "
+            "The default 2**14 is accurate to ~0.05 % of ε; more points cost memory and time for little gain."
+        )
+    return Composition(events=tuple(_merge(events)), n_points=n)
+
+
+_MIN_POINTS = 64
+_MAX_POINTS = 2**22
+
+
+def _check_delta(delta: Any, owner: str) -> float:
+    return check_in_range(delta, "delta", 0.0, 1.0, low_closed=True, high_closed=False, owner=owner)
 
 
 # ---- the ledger ---------------------------------------------------------------------------------------------------
@@ -219,6 +261,54 @@ def _events_for(guarantee: Eps, mechanism: Any, privacy_params: Any) -> tuple[Ev
     return claim
 
 
+_EVENTS_SLACK = 1e-9
+"""Relative slack when explicit events are checked against the claim (absorbs their bounds' upward rounding)."""
+_IMPLY_CACHE: dict[tuple[tuple[Event, ...], Eps], bool] = {}
+
+
+def _check_events_imply(events: tuple[Event, ...], claim: Eps) -> None:
+    """Refuse explicit events that do not imply the claimed (ε, δ): the ledger would otherwise charge less.
+
+    The accountant bounds the analysis by the smaller of what the claims and what the events compose to, which is
+    only sound if each release really is both; events weaker than the claim (Laplace ε = 5 claimed as ε = 0.5)
+    are a contradiction, refused before anything is charged.
+    """
+    key = (events, claim)
+    ok = _IMPLY_CACHE.get(key)
+    if ok is None:
+        ok = _events_imply(events, claim)
+        if len(_IMPLY_CACHE) > 4096:
+            _IMPLY_CACHE.clear()
+        _IMPLY_CACHE[key] = ok
+    if not ok:
+        described = " + ".join(e.describe() for e in events)
+        raise ValueError(
+            f"The events given to spend() must imply the claimed guarantee {_fmt(claim)}: composed, they must be "
+            f"(ε, δ)-DP at the claim's δ with ε ≤ {claim.epsilon:g}. Got {described}, which does not. Nothing was "
+            "charged. Pass the events of this very release, or claim the guarantee they give."
+        )
+
+
+def _events_imply(events: tuple[Event, ...], claim: Eps) -> bool:
+    if not events:
+        return True  # no privacy loss at all
+    target = claim.epsilon * (1 + _EVENTS_SLACK)
+    merged = _merge(events)
+    pairs = [e for e in merged if isinstance(e, ApproxDPEvent)]
+    if len(pairs) == len(merged):  # their own (ε, δ) claims, composed by basic composition
+        with np.errstate(over="ignore"):
+            eps = _composition._fsum([e.count * e.epsilon for e in pairs])
+            delta = _composition._fsum([e.count * e.delta for e in pairs])
+        if eps <= target and delta <= claim.delta * (1 + _EVENTS_SLACK):
+            return True
+    comp = Composition(events=tuple(merged))
+    if _safe(comp.pure_epsilon) <= target:
+        return True
+    if claim.delta > 0:
+        return _safe(lambda: comp.epsilon_with_method(claim.delta, cheap_enough=target)[0]) <= target
+    return False
+
+
 def _check_guarantee(guarantee: Any) -> Eps:
     if not isinstance(guarantee, Eps):
         raise TypeError(
@@ -226,7 +316,9 @@ def _check_guarantee(guarantee: Any) -> Eps:
             "Pass e.g. Eps(0.5) or Del(0.5, 1e-6)."
         )
     for name in ("epsilon", "delta", "gamma"):
-        value = check_real(getattr(guarantee, name), name, owner="the charged guarantee")
+        value = getattr(guarantee, name)
+        if type(value) is not float:
+            value = check_real(value, name, owner="the charged guarantee")
         if not math.isfinite(value) or value < 0 or (name != "epsilon" and value >= 1):
             raise ValueError(
                 f"A charge must have a finite epsilon > 0 and delta, gamma in [0, 1); got {name}={value!r}. "
@@ -237,52 +329,220 @@ def _check_guarantee(guarantee: Any) -> Eps:
     return guarantee
 
 
+def _tanh_term(e: float) -> float:
+    # εᵢ·tanh(εᵢ/2) with numpy's tanh, as kov_composition computes it on arrays (math.tanh differs in the last bit).
+    return float(e * np.tanh(e / 2))
+
+
+def _safe(compute: Any, *args: Any) -> float:
+    """A candidate bound, or ``inf`` if computing it fails (a failed method never makes the answer smaller)."""
+    try:
+        value = float(compute(*args))
+    except (ArithmeticError, ValueError, MemoryError, FloatingPointError):
+        return math.inf
+    return value if value >= 0 else math.inf  # NaN and negative answers are not bounds: ignore them
+
+
+def _add_up(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a + b elementwise, rounded up wherever the rounded sum is below the exact one (TwoSum error > 0)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = a + b
+        bb = s - a
+        err = (a - (s - bb)) + (b - bb)
+        return np.where(err > 0, np.nextafter(s, np.inf), s)
+
+
+class _RdpSum:
+    """The ledger's summed Rényi curve, added lazily: a chain of increments summed (in order) when first needed.
+
+    Extending costs O(1) (no array arithmetic); a read sums the increments since the last read, so a ledger that is
+    read after every charge pays one array addition per charge, and one that never needs Rényi DP pays nothing.
+    """
+
+    __slots__ = ("_parent", "_step", "_value")
+
+    def __init__(self, parent: _RdpSum | None, step: np.ndarray):
+        self._parent = parent
+        self._step = step
+        self._value = step if parent is None else None
+
+    def value(self) -> np.ndarray:
+        chain = []
+        node: _RdpSum = self
+        while node._value is None:
+            chain.append(node)
+            node = node._parent  # type: ignore[assignment]
+        total = node._value
+        for n in reversed(chain):
+            total = _add_up(total, n._step)
+        self._value = total
+        return total
+
+
 @attrs.frozen
-class _State:
-    """An immutable snapshot of what has been charged (so a check can be computed without holding changes)."""
+class _KeyInfo:
+    """What the running totals need of one distinct event (computed once per distinct event)."""
 
-    charges: tuple[Charge, ...] = ()
-    events: tuple[Event, ...] = ()
-    epsilons: np.ndarray = attrs.field(factory=lambda: np.zeros(0))
-    deltas: np.ndarray = attrs.field(factory=lambda: np.zeros(0))
-    gammas: np.ndarray = attrs.field(factory=lambda: np.zeros(0))
+    max_loss: float
+    mu2: float | None  # μ² of a GaussianEvent, else None
+    curve: np.ndarray | None  # Rényi curve at _RDP_ORDERS, else None
 
-    def add(self, charge: Charge) -> _State:
-        g = charge.guarantee
-        return _State(
-            (*self.charges, charge),
-            tuple(_merge(self.events + charge.events)),
-            np.append(self.epsilons, g.epsilon),
-            np.append(self.deltas, g.delta),
-            np.append(self.gammas, g.gamma),
-        )
+    @classmethod
+    def of(cls, key: Event) -> _KeyInfo:
+        mu2 = key.mu**2 if isinstance(key, GaussianEvent) else None
+        try:
+            curve = key._rdp(_RDP_ORDERS)
+        except (ArithmeticError, ValueError, MemoryError):  # pragma: no cover - defensive: RDP is then unused
+            curve = None
+        if curve is not None:
+            curve = np.asarray(curve, dtype=np.float64)
+            # A NaN or negative divergence is a failed evaluation: +inf there (that order is then never used).
+            curve = np.where(np.isnan(curve) | (curve < 0), np.inf, curve)
+        return cls(float(key.max_loss), mu2, curve)
 
-    @property
-    def gamma(self) -> float:
-        return min(1.0, _up(math.fsum(self.gammas)))
+
+class _Totals:
+    """Running totals of a ledger, each O(1) to extend by one charge: everything the bounds need but the PLD.
+
+    Claims: Σεᵢ, Σεᵢ², Σεᵢtanh(εᵢ/2), Σln(1 − δᵢ), Σδᵢ, Σγᵢ as exact sums (the same bits as ``math.fsum`` over
+    the ledger). Events (merged by key with counts): Σ countₖ·max_lossₖ and Σ countₖ·μₖ² as exact sums (a key's
+    term is replaced when its count grows), and the Rényi curves' sum, rounded up wherever rounding happened.
+    Immutable once built: ``extend`` returns a new one, so a refused charge leaves nothing behind.
+    """
+
+    __slots__ = (
+        "delta",
+        "drift",
+        "eps",
+        "eps_sq",
+        "gamma",
+        "gdp",
+        "log1m",
+        "n",
+        "n_keys",
+        "no_rdp",
+        "non_gaussian",
+        "pure",
+        "rdp",
+        "unbounded",
+    )
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.eps, self.eps_sq, self.drift = ExactSum(), ExactSum(), ExactSum()
+        self.log1m, self.delta, self.gamma = ExactSum(), ExactSum(), ExactSum()
+        self.pure, self.gdp = ExactSum(), ExactSum()
+        self.unbounded = self.non_gaussian = self.no_rdp = self.n_keys = 0
+        self.rdp = _RdpSum(None, np.zeros(_RDP_ORDERS.size))
+
+    def extend(self, claim: Eps, repeat: int, changes: Sequence[tuple[_KeyInfo, int, int]]) -> _Totals:
+        """The totals with ``repeat`` more claims ``claim`` and event counts moved from old to new per key."""
+        out = object.__new__(_Totals)
+        for name in _Totals.__slots__:
+            setattr(out, name, getattr(self, name))
+        out.n = self.n + repeat
+        e, d, g = claim.epsilon, claim.delta, claim.gamma
+        terms = [("eps", e), ("eps_sq", e * e), ("drift", _tanh_term(e))]  # Python floats overflow to inf quietly
+        if d:
+            terms += [("log1m", float(np.log1p(-d))), ("delta", d)]
+        if g:
+            terms.append(("gamma", g))
+        for name, term in terms:  # copy on write: a sum that does not change is shared with the previous totals
+            total = getattr(self, name).copy()
+            if repeat == 1:
+                total.add(term)
+            elif term:  # a what-if of several equal releases (remaining_per_release): their sum, rounded outwards
+                total.add(math.nextafter(repeat * term, math.copysign(math.inf, term)))
+            setattr(out, name, total)
+        if changes:
+            out.pure, out.gdp = self.pure.copy(), self.gdp.copy()
+        for info, old, new in changes:
+            if old == 0:
+                out.n_keys += 1
+            if math.isfinite(info.max_loss):
+                if old:
+                    out.pure.add(-(old * info.max_loss))
+                out.pure.add(new * info.max_loss)
+            elif old == 0:
+                out.unbounded += 1
+            if info.mu2 is not None:
+                if old:
+                    out.gdp.add(-(old * info.mu2))
+                out.gdp.add(new * info.mu2)
+            elif old == 0:
+                out.non_gaussian += 1
+            if info.curve is None:
+                out.no_rdp += old == 0
+            else:
+                added = new - old
+                if added == 1:
+                    step = info.curve
+                else:
+                    with np.errstate(over="ignore"):
+                        step = np.nextafter(added * info.curve, np.inf)
+                out.rdp = _RdpSum(out.rdp, step)
+        return out
+
+    # ---- the bounds --------------------------------------------------------------------------------------------
 
     def basic(self) -> tuple[float, float]:
-        return _composition._basic(self.epsilons, self.deltas)
+        return _up(self.eps.value), min(1.0, _up(self.delta.value))
 
-    def epsilon_at(self, delta: float, *, cheap_enough: float | None = None) -> tuple[float, str]:
+    @property
+    def gamma_total(self) -> float:
+        return min(1.0, _up(self.gamma.value))
+
+    def pure_epsilon(self) -> float:
+        """ε at δ = 0: the claims' sum if they are all pure, or the events' largest losses summed."""
+        eps_b, delta_b = self.basic()
+        claims = eps_b if delta_b == 0 else math.inf
+        events = (math.inf if self.unbounded else _up(self.pure.value)) if self.n_keys else 0.0
+        return min(claims, events)
+
+    def epsilon_at(
+        self, delta: float, events: Any, *, cheap_enough: float | None = None, pld: bool = True
+    ) -> tuple[float, str]:
         """The tightest valid ε at ``delta``: from the claims (basic, Kairouz–Oh–Viswanath) and the events.
 
-        With ``cheap_enough``, the numerical composition is skipped when a closed form already gives ≤ it.
+        ``events()`` gives the merged events (only called for the numerical PLD). With ``cheap_enough``, the
+        numerical composition is skipped when a closed form already gives ≤ it; with ``pld=False`` it is never
+        computed (an upper bound still, a little looser).
         """
-        if not self.charges:
+        if not self.n:
             return 0.0, "none"
         candidates = []
-        eps_b, delta_b = self.basic()
-        if delta_b <= delta:
-            candidates.append((eps_b, "basic"))
+        if min(1.0, self.delta.upper()) <= delta:  # an exact sum is compared as it is (one Del(ε, δ) fits δ)
+            candidates.append((_up(self.eps.value), "basic"))
         if delta > 0:
             # The slack δ̃ with 1 − (1 − δ̃)Π(1 − δᵢ) = δ, shaved so rounding cannot push the total past δ.
-            slack = -math.expm1(math.log1p(-delta) - math.fsum(np.log1p(-self.deltas))) * (1 - 1e-9)
+            slack = -math.expm1(math.log1p(-delta) - self.log1m.value) * (1 - 1e-9)
             if slack > 0:
-                candidates.append((_composition._kov(self.epsilons, self.deltas, slack)[0], "advanced"))
+                kov = _safe(_composition._kov_epsilon, self.eps.value, self.eps_sq.value, self.drift.value, slack)
+                candidates.append((kov, "advanced"))
         if cheap_enough is not None and candidates and min(candidates)[0] <= cheap_enough:
             return min(candidates)
-        candidates.append(Composition(events=self.events).epsilon_with_method(delta, cheap_enough=cheap_enough))
+        candidates.append(self._events_epsilon(delta, events, cheap_enough, pld))
+        return min(candidates)
+
+    def _events_epsilon(self, delta: float, events: Any, cheap_enough: float | None, pld: bool) -> tuple[float, str]:
+        if not self.n_keys:
+            return 0.0, "none"
+        candidates = [(math.inf if self.unbounded else _up(self.pure.value), "pure")]
+        if delta > 0:
+            gaussian = self.non_gaussian == 0
+            if gaussian:
+                mu = math.sqrt(self.gdp.value)
+                # δ_μ is decreasing in ε: "ε ≤ c" is "δ_μ(c) ≤ δ", one evaluation instead of a root-find.
+                if cheap_enough is not None and _safe(_composition._gdp_delta, mu, cheap_enough) <= delta:
+                    candidates.append((cheap_enough, "gdp"))
+                else:
+                    candidates.append((_safe(_composition._gdp_epsilon, mu, delta), "gdp"))
+            if self.no_rdp == 0:
+                candidates.append((_safe(_rdp_epsilon, self.rdp.value(), delta), "rdp"))
+            best = min(candidates)
+            if gaussian or not pld or (cheap_enough is not None and best[0] <= cheap_enough):
+                return best
+            candidates.append((_safe(lambda: ComposedPLD(events()).epsilon(delta)), "pld"))
         return min(candidates)
 
 
@@ -304,7 +564,8 @@ class Accountant:
     spent : Eps
         The guarantee of everything charged so far (ε = 0 before the first charge).
     remaining : Eps
-        The budget left (see Notes for its exact meaning).
+        The budget left (see Notes for its exact meaning); what each of k further releases may spend is
+        :meth:`remaining_per_release` (diffprivlib's ``remaining(k)``).
     ledger : tuple of Charge
         Every charge, in order: who, what guarantee, which events.
 
@@ -319,6 +580,17 @@ class Accountant:
     charges are refused. All arithmetic rounds toward the conservative side; the comparison with the budget
     allows a relative 10⁻¹² so that, e.g., ten releases at ε = 0.1 fit a budget of 1.0 although the binary
     value of 0.1 is a little above 1/10.
+
+    **A safe filter.** A well-formed charge either fits or raises ``BudgetExceededError``, whatever its values
+    (any mix of Eps, Del, Gam from 1e-300 to 1e300): every bound is guarded, and a method that fails is skipped,
+    never trusted. A malformed charge (wrong type, NaN, events of another relation, explicit events that do not
+    imply the claimed guarantee) raises ``TypeError``/``ValueError`` before anything is charged. The reports
+    (``spent``, ``remaining``, ``epsilon``, ``summary``, ``repr``, ``ledger``) never raise.
+
+    **Cost.** ``spend`` is amortised O(1) in the length of the ledger: the sums the bounds need are kept as
+    exact running sums (the same bits as ``math.fsum`` over the ledger), the Rényi curves' sum is updated
+    lazily, and a Gaussian ledger is tested with one evaluation of its privacy curve. Only the numerical PLD,
+    run when no closed form fits the budget, costs O(number of distinct events).
 
     **What composes how.** The accountant records *events*, the dominating pair of each release:
     a :class:`~diffpriv_py.Laplace` release is recorded as its Laplace noise, a :class:`~diffpriv_py.Gaussian`
@@ -374,8 +646,12 @@ class Accountant:
         self._budget = _check_guarantee(budget)
         self._composition = composition
         self._lock = threading.RLock()
-        self._state = _State()
-        self._cache: dict[int, tuple[Eps, str]] = {}
+        self._charges: list[Charge] = []
+        self._counts: dict[Event, int] = {}  # merged events: key (count 1) → count, in order of first charge
+        self._infos: dict[Event, _KeyInfo] = {}
+        self._totals = _Totals()
+        self._cache: tuple[int, tuple[Eps, str]] | None = None
+        self._ledger: tuple[Charge, ...] = ()
         self._local = threading.local()
 
     # ---- read-only views -----------------------------------------------------------------------------------
@@ -393,28 +669,99 @@ class Accountant:
     @property
     def ledger(self) -> tuple[Charge, ...]:
         """Every charge so far, in order (an immutable snapshot)."""
-        return self._state.charges
+        with self._lock:
+            if len(self._ledger) != len(self._charges):
+                self._ledger = tuple(self._charges)
+            return self._ledger
 
     @property
     def spent(self) -> Eps:
         """The guarantee of everything charged so far (see the class Notes)."""
-        return self._report(self._state)[0]
+        return self._report()[0]
 
     @property
     def remaining(self) -> Eps:
-        """The budget left (see the class Notes for what it promises)."""
-        spent = self.spent
+        """The budget left (see the class Notes for what it promises); per release: :meth:`remaining_per_release`."""
+        return self._remaining(self.spent)
+
+    def _remaining(self, spent: Eps) -> Eps:
         b = self._budget
         eps = max(0.0, b.epsilon - spent.epsilon)
         if self._composition == "basic":
             return _params(eps, max(0.0, b.delta - spent.delta), max(0.0, b.gamma - spent.gamma))
         return _params(eps, b.delta, max(0.0, b.gamma - spent.gamma))
 
+    def remaining_per_release(self, k: int = 1) -> Eps:
+        """What each of ``k`` equal further releases may spend: ``k`` releases at it are all accepted.
+
+        diffprivlib calls this ``remaining(k)``; here ``remaining`` stays the budget left (a privacy-parameter
+        object, as before), and this method answers the per-release question.
+
+        Parameters
+        ----------
+        k : int, default 1
+            The number of further releases, all at the same parameters.
+
+        Returns
+        -------
+        Eps
+            With ``composition="basic"``: ``((ε_B − Σε)/k, (δ_B − Σδ)/k)`` rounded down. With ``"tight"``: the
+            largest pure ε (to ~1e-15 relative) such that ``k`` more pure ε-DP releases fit the budget by the
+            closed-form bounds (basic, Kairouz–Oh–Viswanath, Rényi DP, exact Gaussian DP; the numerical
+            privacy-loss distribution, which may allow a little more, is not searched). With a ``Gam`` budget
+            the γ left is shared equally too. ``ε = 0`` when nothing is left.
+
+        Examples
+        --------
+        >>> import diffpriv_py as dp
+        >>> acc = dp.Accountant(budget=dp.Eps(1.0))
+        >>> _ = acc.spend(dp.Eps(0.4))
+        >>> share = acc.remaining_per_release(3)
+        >>> round(share.epsilon, 12)
+        0.2
+        >>> for _ in range(3):
+        ...     _ = acc.spend(share)
+        """
+        k = check_int(k, "k", minimum=1, owner="Accountant.remaining_per_release")
+        b = self._budget
+        with self._lock:
+            totals, counts, infos = self._totals, dict(self._counts), dict(self._infos)
+        spent_gamma = totals.gamma_total
+        gamma = math.nextafter(max(0.0, b.gamma - spent_gamma) / k, 0.0) if b.gamma > 0 else 0.0
+        delta = 0.0
+        if self._composition == "basic":
+            delta_b = totals.basic()[1]
+            delta = math.nextafter(max(0.0, b.delta - delta_b) / k, 0.0) if b.delta > 0 else 0.0
+        # The largest ε whose k-fold what-if passes the very test that spend() applies (without the PLD).
+
+        def fits(x: float) -> bool:
+            claim = _params(x, delta, gamma)
+            event = ApproxDPEvent(epsilon=x, delta=delta)
+            old = counts.get(event, 0)
+            info = infos.get(event) or _KeyInfo.of(event)
+            state = totals.extend(claim, k, [(info, old, old + k)])
+            return not self._problems(state, claim, lambda: (), pld=False)
+
+        hi = b.epsilon
+        if fits(hi):
+            return _params(hi, delta, gamma)
+        lo = 0.0
+        for _ in range(80):  # bisection to the last few bits of ε (each step halves the bracket)
+            mid = (lo + hi) / 2
+            if not lo < mid < hi:
+                break
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        # spend() tolerates ε_B·1e-12 over the budget (binary rounding); the advice leaves that tolerance unused.
+        return _params(max(0.0, lo - 2 * b.epsilon * _SLACK / k), delta, gamma)
+
     def epsilon(self, delta: float) -> float:
         """The composed ε of everything charged so far at any ``delta`` (tight, an upper bound)."""
         d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=True, high_closed=False, owner="Accountant.epsilon")
-        state = self._state
-        return state.epsilon_at(d)[0] if d > 0 else self._pure(state)
+        totals, events = self._snapshot()
+        try:
+            return totals.epsilon_at(d, events)[0] if d > 0 else totals.pure_epsilon()
+        except Exception:  # pragma: no cover - defensive: a report never raises; every method above is guarded
+            return math.inf
 
     # ---- charging --------------------------------------------------------------------------------------------
 
@@ -440,19 +787,33 @@ class Accountant:
         label : str, optional
             Who is charged, for the ledger; defaults to the current :meth:`scope` or the mechanism's name.
         events : sequence of Event, optional
-            Describe the release explicitly (overrides inspection).
+            Describe the release explicitly (overrides inspection). They must imply the claimed ``guarantee``
+            (composed, they are (ε, δ)-DP at its δ with ε ≤ its ε); otherwise ``ValueError``, nothing charged.
 
         Returns
         -------
         Charge
             The ledger entry.
+
+        Raises
+        ------
+        TypeError, ValueError
+            The charge itself is malformed (not privacy parameters, NaN, events of another type or relation, or
+            events weaker than the claim): raised before anything is charged.
+        BudgetExceededError
+            The charge is well formed but does not fit the budget; nothing is charged. This is the only error a
+            well-formed charge can raise, whatever its values (1e-300 or 1e300, any mix of Eps, Del and Gam).
         """
-        charge = self._prepare(guarantee, mechanism, privacy_params, label, events)
+        guarantee, evs, who = self._prepare(guarantee, mechanism, privacy_params, label, events)
         with self._lock:
-            charge = attrs.evolve(charge, index=len(self._state.charges) + 1)
-            new_state = self._state.add(charge)
-            self._verify(new_state, charge)
-            self._state = new_state
+            charge = Charge(len(self._charges) + 1, who, guarantee, evs, time.time())
+            state, changes, events_fn = self._extend(charge)
+            self._verify(state, charge, events_fn)
+            for key, info, _, new in changes:
+                self._counts[key] = new
+                self._infos.setdefault(key, info)
+            self._charges.append(charge)
+            self._totals = state
         return charge
 
     def check(
@@ -467,11 +828,13 @@ class Accountant:
 
         Charges nothing (a later ``spend`` may still be refused if other releases are charged in between).
         """
-        charge = self._prepare(guarantee, mechanism, privacy_params, None, events)
+        guarantee, evs, who = self._prepare(guarantee, mechanism, privacy_params, None, events)
         with self._lock:
-            state = self._state.add(attrs.evolve(charge, index=len(self._state.charges) + 1))
-            self._verify(state, charge)
-        return self._report(state)[0]
+            charge = Charge(len(self._charges) + 1, who, guarantee, evs, time.time())
+            state, _, events_fn = self._extend(charge)
+            self._verify(state, charge, events_fn)
+            events = events_fn()
+        return self._compute_report(state, lambda: events)[0]
 
     @contextlib.contextmanager
     def scope(self, label: str) -> Iterator[Accountant]:
@@ -487,15 +850,17 @@ class Accountant:
 
     def summary(self) -> str:
         """A readable account: the budget, every charge, what was spent and how it was composed."""
-        state = self._state
-        spent, method = self._report(state)
+        spent, method = self._report()
+        with self._lock:
+            charges = list(self._charges)
+            totals = self._totals
         lines = [
             f"Privacy accountant: budget {_fmt(self._budget)} ({self._composition} composition, replace-one "
             "neighbours)",
             f"{'#':>3}  {'who':<34}  {'guarantee':<28}  composed as",
         ]
-        lines += [c.describe() for c in state.charges] or ["     (nothing charged yet)"]
-        eps_b, delta_b = state.basic()
+        lines += [c.describe() for c in charges] or ["     (nothing charged yet)"]
+        eps_b, delta_b = totals.basic()
         how = {
             "none": "nothing charged",
             "pure": "sum of pure ε",
@@ -504,9 +869,9 @@ class Accountant:
             "gdp": "exact Gaussian DP",
             "rdp": "Rényi DP",
             "pld": "privacy-loss distribution",
-        }[method]
+        }.get(method, method)
         lines.append(f"Spent:     {_fmt(spent)}  [{how}; basic composition would say ε={eps_b:.6g}, δ={delta_b:.3g}]")
-        lines.append(f"Remaining: {_fmt(self.remaining)}")
+        lines.append(f"Remaining: {_fmt(self._remaining(spent))}")
         if spent.gamma:
             lines.append(
                 f"γ = {spent.gamma:.3g}: with probability ≥ 1 − γ every sampled sensitivity held (union bound); "
@@ -529,17 +894,25 @@ class Accountant:
         )
 
     def __repr__(self) -> str:
-        return f"Accountant(budget={self._budget!r}, spent={self.spent!r}, charges={len(self._state.charges)})"
+        return f"Accountant(budget={self._budget!r}, spent={self.spent!r}, charges={len(self._charges)})"
 
     # ---- internals -------------------------------------------------------------------------------------------
 
-    def _prepare(self, guarantee: Any, mechanism: Any, privacy_params: Any, label: str | None, events: Any) -> Charge:
+    def _prepare(
+        self, guarantee: Any, mechanism: Any, privacy_params: Any, label: str | None, events: Any
+    ) -> tuple[Eps, tuple[Event, ...], str]:
+        """Everything about a charge that needs no lock: its checked guarantee, its events and its label."""
         guarantee = _check_guarantee(guarantee)
         if events is not None:
+            if isinstance(events, (Event, str, bytes)) or not hasattr(events, "__iter__"):
+                raise TypeError(
+                    f"events must be a sequence of diffpriv_py.accounting events; got {events!r}. Pass e.g. "
+                    "events=[LaplaceEvent(epsilon=0.1)]. Nothing was charged."
+                )
             evs = tuple(events)
             for e in evs:
                 if not isinstance(e, Event):
-                    raise TypeError(f"events must be diffpriv_py.accounting events; got {e!r}.")
+                    raise TypeError(f"events must be diffpriv_py.accounting events; got {e!r}. Nothing was charged.")
         else:
             evs = _events_for(guarantee, mechanism, privacy_params)
         for e in evs:
@@ -548,72 +921,120 @@ class Accountant:
                     f"The accountant composes replace-one events (the library's relation); got {e.describe()}. "
                     "Composition across neighbouring relations is not valid: convert the event to replace-one."
                 )
+        if events is not None:
+            _check_events_imply(evs, guarantee)
         who = label or getattr(self._local, "label", None) or _who(mechanism)
-        return Charge(index=0, label=str(who), guarantee=guarantee, events=evs, time=time.time())
+        return guarantee, evs, str(who)
 
-    def _pure(self, state: _State) -> float:
-        eps_b, delta_b = state.basic()
-        pure_claims = eps_b if delta_b == 0 else math.inf
-        return min(pure_claims, Composition(events=state.events).pure_epsilon())
+    def _extend(self, charge: Charge) -> tuple[_Totals, list, Any]:
+        """The totals with ``charge`` added (nothing mutated), the per-key count changes, and the merged events."""
+        added: dict[Event, int] = {}
+        for e in charge.events:
+            key = e._key()
+            added[key] = added.get(key, 0) + e.count
+        changes = []
+        for key, more in added.items():
+            info = self._infos.get(key) or _KeyInfo.of(key)
+            old = self._counts.get(key, 0)
+            changes.append((key, info, old, old + more))
+        state = self._totals.extend(charge.guarantee, 1, [(info, old, new) for _, info, old, new in changes])
+        counts, new_counts = self._counts, {key: new for key, _, _, new in changes}
 
-    def _epsilon(self, state: _State, *, cheap_enough: float | None = None) -> tuple[float, str]:
+        def events() -> tuple[Event, ...]:  # O(distinct events): only the numerical PLD needs them
+            merged = {**counts, **new_counts}
+            return tuple(attrs.evolve(k, count=c) for k, c in merged.items())
+
+        return state, changes, events
+
+    def _snapshot(self) -> tuple[_Totals, Any]:
+        with self._lock:
+            totals = self._totals
+            counts = dict(self._counts)
+        return totals, lambda: tuple(attrs.evolve(k, count=c) for k, c in counts.items())
+
+    def _epsilon(
+        self, state: _Totals, events: Any, *, cheap_enough: float | None = None, pld: bool = True
+    ) -> tuple[float, str]:
         """The ε the analysis has, measured as the budget measures it."""
         b = self._budget
         if self._composition == "basic":
             return state.basic()[0], "basic"
-        pure = self._pure(state)
+        pure = state.pure_epsilon()
         if b.delta == 0:
             return pure, "pure"
-        eps, method = state.epsilon_at(b.delta, cheap_enough=cheap_enough)
+        eps, method = state.epsilon_at(b.delta, events, cheap_enough=cheap_enough, pld=pld)
         return (pure, "pure") if pure <= eps else (eps, method)
 
-    def _report(self, state: _State) -> tuple[Eps, str]:
-        key = len(state.charges)
-        cached = self._cache.get(key)
-        if cached is not None and state is self._state:
-            return cached
-        if not state.charges:
-            out = (_params(0.0), "none")
-        elif self._composition == "basic":
-            eps, delta = state.basic()
-            out = (_params(eps, delta, state.gamma), "basic")
-        else:
-            eps, method = self._epsilon(state)
-            delta = 0.0 if method in ("pure", "none") else self._budget.delta
-            out = (_params(eps, delta, state.gamma), method)
-        if state is self._state:
-            self._cache = {key: out}
+    def _report(self) -> tuple[Eps, str]:
+        with self._lock:
+            cached = self._cache
+            n = len(self._charges)
+            if cached is not None and cached[0] == n:
+                return cached[1]
+            totals, events = self._snapshot()
+        out = self._compute_report(totals, events)
+        with self._lock:
+            if len(self._charges) == n:
+                self._cache = (n, out)
         return out
 
-    def _verify(self, state: _State, charge: Charge) -> None:
+    def _compute_report(self, state: _Totals, events: Any) -> tuple[Eps, str]:
+        """spent and the method that gave it; never raises (falls back on basic composition of the claims)."""
+        try:
+            if not state.n:
+                return _params(0.0), "none"
+            if self._composition == "basic":
+                eps, delta = state.basic()
+                return _params(eps, delta, state.gamma_total), "basic"
+            eps, method = self._epsilon(state, events)
+            delta = 0.0 if method in ("pure", "none") else self._budget.delta
+            return _params(eps, delta, state.gamma_total), method
+        except Exception:  # pragma: no cover - defensive: every bound above is guarded; a report never raises
+            eps, delta = state.basic()
+            return _params(eps, delta, state.gamma_total), "basic"
+
+    def _problems(self, state: _Totals, claim: Eps, events: Any, *, pld: bool = True) -> list[str]:
+        """Why ``state`` would not fit the budget (empty if it fits); never raises."""
         b = self._budget
-        gamma = state.gamma
+        gamma = state.gamma_total
         problems = []
         if gamma > b.gamma * (1 + _SLACK):
             if b.gamma == 0:
                 problems.append(
-                    f"it is only random DP (γ={charge.guarantee.gamma:g}, a sampled sensitivity) and the budget "
+                    f"it is only random DP (γ={claim.gamma:g}, a sampled sensitivity) and the budget "
                     "allows no γ; set budget=dp.Gam(epsilon, delta, gamma=...) to accept random DP"
                 )
             else:
                 problems.append(f"the γ would add up to {gamma:.3g} > the budget's γ={b.gamma:g}")
         if self._composition == "basic":
             eps, delta = state.basic()
-            if delta > b.delta * (1 + _SLACK):
+            if not delta <= b.delta * (1 + _SLACK):
                 problems.append(f"the δ would add up to {delta:.3g} > the budget's δ={b.delta:g}")
         else:
-            eps, _ = self._epsilon(state, cheap_enough=b.epsilon * (1 + _SLACK))
+            eps, _ = self._epsilon(state, events, cheap_enough=b.epsilon * (1 + _SLACK), pld=pld)
         if not eps <= b.epsilon * (1 + _SLACK):
             needs_delta = b.delta == 0 and not math.isfinite(eps)
             problems.append(
                 "it needs δ > 0 and the budget is pure ε-DP (pass budget=dp.Del(epsilon, delta))"
                 if needs_delta
-                else f"the analysis would then be ({_fmt(_params(eps, b.delta))})-DP, over the budget's ε={b.epsilon:g}"
+                else f"the analysis would then be ({_fmt_values(eps, b.delta)})-DP, over the budget's ε={b.epsilon:g}"
             )
+        return problems
+
+    def _verify(self, state: _Totals, charge: Charge, events: Any) -> None:
+        try:
+            problems = self._problems(state, charge.guarantee, events)
+        except Exception as exc:  # pragma: no cover - defensive: fail closed, and say so
+            problems = [f"its composition could not be computed ({type(exc).__name__}: {exc})"]
         if problems:
-            spent = self._report(self._state)[0]
+            b = self._budget
+            try:
+                spent = self._report()[0]
+                where = f"spent so far {_fmt(spent)}; remaining {_fmt(self._remaining(spent))}"
+            except Exception:  # pragma: no cover - defensive: the refusal itself must not fail
+                where = f"{len(self._charges)} charges so far"
             raise BudgetExceededError(
                 f"Refused {charge.label} at {_fmt(charge.guarantee)}: {'; and '.join(problems)}. Budget "
-                f"{_fmt(b)}; spent so far {_fmt(spent)}; remaining {_fmt(self.remaining)}. Nothing was charged and "
-                "no noise was drawn. Release at a smaller epsilon, or plan the analysis with a larger budget."
+                f"{_fmt(b)}; {where}. Nothing was charged and no noise was drawn. Release at a smaller epsilon, or "
+                "plan the analysis with a larger budget."
             )

@@ -12,6 +12,10 @@ from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, rdp_sampled_gaussian
 
 __all__ = ["dpsgd_epsilon", "noise_multiplier_for"]
 
+_MIN_RTOL = 1e-12
+"""The finest relative precision of the calibrated noise multiplier (a few hundred ulps: bisection stops there)."""
+_MAX_BISECTIONS = 200
+
 
 def _check_options(neighbouring: str, method: str, sampling_rate: float) -> None:
     if neighbouring not in ("replace_one", "add_remove"):
@@ -76,10 +80,14 @@ def dpsgd_epsilon(
     >>> round(dpsgd_epsilon(1.1, 256 / 60000, 14062, 1e-5, neighbouring="add_remove", method="rdp"), 3)
     2.597
     """
-    sigma = check_in_range(noise_multiplier, "noise_multiplier", 0.0, math.inf, low_closed=False, high_closed=False)
-    q = check_in_range(sampling_rate, "sampling_rate", 0.0, 1.0, low_closed=False, high_closed=True)
-    t = check_int(steps, "steps", minimum=1)
-    d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=False, high_closed=False)
+    sigma = check_in_range(
+        noise_multiplier, "noise_multiplier", 0.0, math.inf, low_closed=False, high_closed=False, owner="dpsgd_epsilon"
+    )
+    q = check_in_range(
+        sampling_rate, "sampling_rate", 0.0, 1.0, low_closed=False, high_closed=True, owner="dpsgd_epsilon"
+    )
+    t = check_int(steps, "steps", minimum=1, owner="dpsgd_epsilon")
+    d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=False, high_closed=False, owner="dpsgd_epsilon")
     _check_options(neighbouring, method, q)
     return _epsilon(sigma, q, t, d, neighbouring, method)
 
@@ -101,8 +109,14 @@ def _calibrate(
         hi, lo = lo, lo / 2.0
         if lo < 1e-3:
             return hi
-    while hi / lo - 1.0 > rtol:
+    # Each halving of log(hi/lo) takes one step: ~60 steps reach rtol = 1e-12 from a factor-2 bracket; the cap
+    # and the fixed-point test stop a search that floating point cannot refine any further.
+    for _ in range(_MAX_BISECTIONS):
+        if not hi / lo - 1.0 > rtol:
+            break
         mid = math.sqrt(lo * hi)
+        if not lo < mid < hi:
+            break
         if eps(mid) > epsilon:
             lo = mid
         else:
@@ -132,10 +146,23 @@ def noise_multiplier_for(
     >>> dpsgd_epsilon(sigma, 0.05, 200, 1e-5) <= 8.0
     True
     """
-    e = check_in_range(epsilon, "epsilon", 0.0, math.inf, low_closed=False, high_closed=False)
-    d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=False, high_closed=False)
-    q = check_in_range(sampling_rate, "sampling_rate", 0.0, 1.0, low_closed=False, high_closed=True)
-    t = check_int(steps, "steps", minimum=1)
-    r = check_in_range(rtol, "rtol", 0.0, 0.5, low_closed=False, high_closed=True)
+    e = check_in_range(
+        epsilon, "epsilon", 0.0, math.inf, low_closed=False, high_closed=False, owner="noise_multiplier_for"
+    )
+    d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=False, high_closed=False, owner="noise_multiplier_for")
+    q = check_in_range(
+        sampling_rate, "sampling_rate", 0.0, 1.0, low_closed=False, high_closed=True, owner="noise_multiplier_for"
+    )
+    t = check_int(steps, "steps", minimum=1, owner="noise_multiplier_for")
+    r = check_in_range(
+        rtol,
+        "rtol",
+        _MIN_RTOL,
+        0.5,
+        low_closed=True,
+        high_closed=True,
+        owner="noise_multiplier_for",
+        fix=f"Pass a relative precision between {_MIN_RTOL:g} and 0.5 (the default 1e-3 is plenty).",
+    )
     _check_options(neighbouring, method, q)
     return _calibrate(e, d, q, t, neighbouring, method, r)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
-from .._validation import check_in_range
+from .._validation import check_in_range, check_int, check_real
 from ._events import gaussian_curve
 
 __all__ = [
@@ -29,14 +29,38 @@ def _up(x: float) -> float:
     return math.nextafter(x, math.inf) if 0 < x < math.inf else x
 
 
-def _eps_list(epsilons: Sequence[float], deltas: Sequence[float] | None) -> tuple[list[float], list[float]]:
-    eps = [check_in_range(e, "epsilon", 0.0, math.inf, low_closed=True, high_closed=False) for e in epsilons]
+_MAX_STEPS = 4096
+"""Cap on the iterations of every search here: a search that has not converged by then raises a clear error."""
+
+
+def _sequence(value: Any, name: str, owner: str) -> list:
+    """A list of the items of a 1-d sequence of numbers; refuses strings, scalars and other non-sequences."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(
+            f"The '{name}' parameter of {owner} must be a sequence of numbers (a list or a 1-d array). Got "
+            f"{value!r} (type {type(value).__name__}). Pass e.g. {name}=[0.1, 0.2]."
+        )
+    items = list(np.asarray(value, dtype=object).ravel()) if isinstance(value, np.ndarray) else list(value)
+    return items
+
+
+def _eps_list(epsilons: Sequence[float], deltas: Sequence[float] | None, owner: str) -> tuple[list[float], list[float]]:
+    eps = [
+        check_in_range(e, "epsilon", 0.0, math.inf, low_closed=True, high_closed=False, owner=owner)
+        for e in _sequence(epsilons, "epsilons", owner)
+    ]
     if deltas is None:
         dels = [0.0] * len(eps)
     else:
-        dels = [check_in_range(d, "delta", 0.0, 1.0, low_closed=True, high_closed=True) for d in deltas]
+        dels = [
+            check_in_range(d, "delta", 0.0, 1.0, low_closed=True, high_closed=True, owner=owner)
+            for d in _sequence(deltas, "deltas", owner)
+        ]
     if len(dels) != len(eps):
-        raise ValueError(f"epsilons and deltas must have the same length; got {len(eps)} and {len(dels)}.")
+        raise ValueError(
+            f"The 'epsilons' and 'deltas' parameters of {owner} must have the same length; got {len(eps)} and "
+            f"{len(dels)}. Pass one delta per epsilon (or deltas=None for pure ε-DP releases)."
+        )
     return eps, dels
 
 
@@ -50,7 +74,7 @@ def basic_composition(epsilons: Sequence[float], deltas: Sequence[float] | None 
 
     Valid for adaptive composition under any neighbouring relation shared by all releases.
     """
-    eps, dels = _eps_list(epsilons, deltas)
+    eps, dels = _eps_list(epsilons, deltas, "basic_composition")
     return _basic(np.asarray(eps), np.asarray(dels))
 
 
@@ -63,9 +87,11 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_slack: floa
 
     Returns (ε', kδ + δ') with ε' = ε√(2k ln(1/δ')) + kε(e^ε − 1), and never more than kε.
     """
-    e = check_in_range(epsilon, "epsilon", 0.0, math.inf, low_closed=True, high_closed=False)
-    d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=True, high_closed=True)
-    s = check_in_range(delta_slack, "delta_slack", 0.0, 1.0, low_closed=False, high_closed=False)
+    owner = "advanced_composition"
+    e = check_in_range(epsilon, "epsilon", 0.0, math.inf, low_closed=True, high_closed=False, owner=owner)
+    d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=True, high_closed=True, owner=owner)
+    k = check_int(k, "k", minimum=1, owner=owner)
+    s = check_in_range(delta_slack, "delta_slack", 0.0, 1.0, low_closed=False, high_closed=False, owner=owner)
     eps = e * math.sqrt(2 * k * math.log(1 / s)) + k * e * math.expm1(e)
     return _up(min(eps, k * e)), min(1.0, _up(k * d + s))
 
@@ -78,29 +104,49 @@ def kov_composition(
     ε = min{Σεᵢ, Σεᵢtanh(εᵢ/2) + √(2Σεᵢ² ln(e + √(Σεᵢ²)/δ̃)), Σεᵢtanh(εᵢ/2) + √(2Σεᵢ² ln(1/δ̃))} and
     δ = 1 − (1 − δ̃)Π(1 − δᵢ), with slack δ̃ = ``delta_slack``.
     """
-    eps, dels = _eps_list(epsilons, deltas)
-    s = check_in_range(delta_slack, "delta_slack", 0.0, 1.0, low_closed=False, high_closed=False)
+    eps, dels = _eps_list(epsilons, deltas, "kov_composition")
+    s = check_in_range(
+        delta_slack, "delta_slack", 0.0, 1.0, low_closed=False, high_closed=False, owner="kov_composition"
+    )
     return _kov(np.asarray(eps), np.asarray(dels), s)
 
 
 def _kov(eps: np.ndarray, dels: np.ndarray, s: float) -> tuple[float, float]:
-    total = math.fsum(eps)
-    sq = math.fsum(eps * eps)
-    drift = math.fsum(eps * np.tanh(eps / 2))
+    with np.errstate(over="ignore"):
+        terms = (math.fsum(eps), _fsum(eps * eps), math.fsum(eps * np.tanh(eps / 2)))
+    delta_total = -math.expm1(math.fsum(np.log1p(-dels)) + math.log1p(-s))
+    return _kov_epsilon(*terms, s), min(1.0, _up(delta_total))
+
+
+def _fsum(values: Any) -> float:
+    try:
+        return math.fsum(values)
+    except OverflowError:  # an infinite (overflowed) term or partial sum: the sum is +inf for these ≥ 0 terms
+        return math.inf
+
+
+def _kov_epsilon(total: float, sq: float, drift: float, s: float) -> float:
+    """The ε of :func:`kov_composition` from its sums Σεᵢ, Σεᵢ² and Σεᵢtanh(εᵢ/2) (kept running by the accountant)."""
     options = [total]
     if sq > 0:
         options.append(drift + math.sqrt(2 * sq * math.log(math.e + math.sqrt(sq) / s)))
         options.append(drift + math.sqrt(2 * sq * math.log(1 / s)))
-    delta_total = -math.expm1(math.fsum(np.log1p(-dels)) + math.log1p(-s))
-    return _up(min(options)), min(1.0, _up(delta_total))
+    return _up(min(options))
 
 
 def gdp_delta(mu: float, epsilon: float) -> float:
     """δ(ε) of μ-Gaussian DP (Dong, Roth & Su 2022, Cor. 2.13): exact for Gaussian releases with Δ/σ = μ."""
-    m = check_in_range(mu, "mu", 0.0, math.inf, low_closed=True, high_closed=False)
+    m = check_in_range(mu, "mu", 0.0, math.inf, low_closed=True, high_closed=False, owner="gdp_delta")
+    e = check_real(epsilon, "epsilon", owner="gdp_delta")
+    if math.isnan(e):
+        raise ValueError(f"The 'epsilon' parameter of gdp_delta must be a number (±inf allowed), not NaN. Got {e!r}.")
+    return _gdp_delta(m, e)
+
+
+def _gdp_delta(m: float, e: float) -> float:
     if m == 0:
-        return 0.0
-    return float(gaussian_curve(float(epsilon), m))
+        return 0.0 if e >= 0 else -math.expm1(e)
+    return float(gaussian_curve(e, m))
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
@@ -108,19 +154,31 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 
     Composition of Gaussian releases is exact in this form: μ = √(Σμᵢ²) (Dong, Roth & Su 2022, Cor. 3.3).
     """
-    m = check_in_range(mu, "mu", 0.0, math.inf, low_closed=True, high_closed=False)
-    d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=False, high_closed=False)
-    if m == 0 or gdp_delta(m, 0.0) <= d:
+    m = check_in_range(mu, "mu", 0.0, math.inf, low_closed=True, high_closed=False, owner="gdp_epsilon")
+    d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=False, high_closed=False, owner="gdp_epsilon")
+    return _gdp_epsilon(m, d)
+
+
+def _gdp_epsilon(m: float, d: float) -> float:
+    from scipy.optimize import brentq  # lazily: scipy.optimize is heavy and most imports never calibrate
+
+    if m == 0 or _gdp_delta(m, 0.0) <= d:
         return 0.0
     hi = max(1.0, m * m / 2 + 10 * m)
-    while gdp_delta(m, hi) > d:
+    for _ in range(_MAX_STEPS):
+        if not _gdp_delta(m, hi) > d:
+            break
         hi *= 2
-    root = brentq(lambda e: gdp_delta(m, e) - d, 0.0, hi, xtol=1e-13, rtol=1e-13)
+    else:  # pragma: no cover - δ_μ(ε) → 0 as ε → ∞, so doubling always ends well before the cap
+        raise ArithmeticError(f"gdp_epsilon: no ε up to {hi:g} meets δ = {d!r} for μ = {m!r}.")
+    root: float = brentq(lambda e: _gdp_delta(m, e) - d, 0.0, hi, xtol=1e-13, rtol=1e-13, maxiter=_MAX_STEPS)  # type: ignore[assignment]
     # Step past the root until the curve is provably met at the reported value.
     eps = root
-    while gdp_delta(m, eps) > d:
+    for _ in range(_MAX_STEPS):
+        if not _gdp_delta(m, eps) > d:
+            return _up(eps)
         eps = eps + max(1e-12, abs(eps) * 1e-12)
-    return _up(eps)
+    raise ArithmeticError(f"gdp_epsilon: could not meet δ = {d!r} for μ = {m!r}.")  # pragma: no cover
 
 
 def zcdp_epsilon(rho: float, delta: float) -> float:
@@ -130,7 +188,8 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     """
     from .rdp import epsilon_from_rdp
 
-    r = check_in_range(rho, "rho", 0.0, math.inf, low_closed=True, high_closed=False)
+    r = check_in_range(rho, "rho", 0.0, math.inf, low_closed=True, high_closed=False, owner="zcdp_epsilon")
+    check_in_range(delta, "delta", 0.0, 1.0, low_closed=False, high_closed=False, owner="zcdp_epsilon")
     if r == 0:
         return 0.0
     orders = np.concatenate([np.linspace(1.02, 2, 50), np.geomspace(2, 1e6, 2000)])

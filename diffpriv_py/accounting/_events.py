@@ -12,9 +12,15 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
-from scipy.special import log_ndtr
 
 from .._validation import check_in_range, check_int
+
+
+def log_ndtr(x):
+    from scipy.special import log_ndtr  # lazy: scipy.special costs ~0.25 s at import
+
+    return log_ndtr(x)
+
 
 __all__ = [
     "ApproxDPEvent",
@@ -88,7 +94,7 @@ class Event:
         return None
 
     def _key(self) -> Event:
-        return attrs.evolve(self, count=1)
+        return self if self.count == 1 else attrs.evolve(self, count=1)
 
     def describe(self) -> str:
         """A short human-readable description, used by the accountant's summary."""
@@ -97,6 +103,19 @@ class Event:
 
     def _describe(self) -> str:
         return type(self).__name__
+
+
+def _pure_rdp_cap(value: np.ndarray, epsilon: float, orders: np.ndarray) -> np.ndarray:
+    """A Rényi curve of an ε-DP pair, capped by the bounds every ε-DP pair meets: min(ε, αε²/2).
+
+    D_α ≤ D_∞ = ε, and ε-DP implies ε²/2-zCDP, i.e. D_α ≤ αε²/2 (Bun & Steinke 2016, Prop. 3.3). For tiny ε the
+    closed forms cancel catastrophically (they can even come out negative or NaN); the cap is then the answer,
+    an upper bound that is never below the true divergence.
+    """
+    with np.errstate(over="ignore"):  # rounded up, so that an underflow to 0 still leaves a positive bound
+        cap = np.minimum(epsilon, np.nextafter(orders * (epsilon * epsilon) / 2, np.inf))
+    valid = np.isfinite(value) & (value > 0)
+    return np.where(valid, np.minimum(value, cap), cap)
 
 
 @attrs.frozen(kw_only=True)
@@ -134,7 +153,8 @@ class ApproxDPEvent(Event):
         e, d = self.epsilon, self.delta
         x = np.exp(np.minimum(epsilon, 700.0))
         big = (1.0 - d) / (1.0 + math.exp(-e))  # (1−δ)e^ε/(1+e^ε)
-        small = (1.0 - d) / (1.0 + math.exp(e))  # (1−δ)/(1+e^ε)
+        # (1−δ)/(1+e^ε); past ε = 700 e^ε overflows and 1 + e^−ε rounds to 1, so the ratio is (1−δ)e^−ε.
+        small = (1.0 - d) / (1.0 + math.exp(e)) if e <= 700.0 else (1.0 - d) * math.exp(-e)
         return d + np.maximum(big - x * small, 0.0) + np.maximum(small - x * big, 0.0)
 
     def _loss_range(self, direction: str) -> tuple[float, float]:
@@ -148,7 +168,7 @@ class ApproxDPEvent(Event):
         a = orders
         with np.errstate(over="ignore"):
             num = np.logaddexp(a * e, (1.0 - a) * e) - np.logaddexp(0.0, e)
-        return np.minimum(num / (a - 1.0), e)
+        return _pure_rdp_cap(num / (a - 1.0), e, a)
 
     def _describe(self) -> str:
         return f"(ε={self.epsilon:.4g}, δ={self.delta:.3g})-DP" if self.delta else f"{self.epsilon:.4g}-DP"
@@ -186,7 +206,7 @@ class LaplaceEvent(Event):
         # ln(α/(2α−1) e^{(α−1)ε} + (α−1)/(2α−1) e^{−αε})/(α−1), in log space.
         with np.errstate(over="ignore"):
             val = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) * e, np.log((a - 1) / (2 * a - 1)) - a * e)
-        return np.minimum(val / (a - 1), e)
+        return _pure_rdp_cap(val / (a - 1), e, a)
 
     def _describe(self) -> str:
         return f"Laplace(ε={self.epsilon:.4g})"

@@ -18,7 +18,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.signal import lfilter
 
 from ._events import Event
 
@@ -177,6 +176,8 @@ class _Direction:
         # S_k): a first-order recursion (no overflow, however large the losses).
         h = float(l[1] - l[0]) if l.size > 1 else 1.0
         a = np.cumsum(m[::-1])[::-1]
+        from scipy.signal import lfilter  # lazily: scipy.signal is heavy and most imports never compose a PLD
+
         decay = math.exp(-h)
         s = lfilter([decay], [1.0, -decay], m[::-1])[::-1]  # s_k = Σ_{t≥k} m_t e^{l_{k−1} − l_t}
         s_next = np.append(s[1:], 0.0)  # S_k = Σ_{t>k} m_t e^{l_k − l_t}

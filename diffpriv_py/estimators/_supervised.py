@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_features", "check_supervised", "label_codes"]
+__all__ = ["check_features", "check_rows_to_predict", "check_supervised", "check_supervised_form", "label_codes"]
 
 
 def check_features(X: Any, *, n_features: int | None = None, what: str = "X") -> np.ndarray:
@@ -39,11 +39,26 @@ def check_features(X: Any, *, n_features: int | None = None, what: str = "X") ->
     return X
 
 
-def check_supervised(data: Any, classes: tuple | None, *, owner: str) -> tuple[np.ndarray, np.ndarray]:
-    """Check ``(X, y)``: types, shapes, equal lengths, finite labels, labels within ``classes``; return (X, y).
+def check_rows_to_predict(X: Any, n_features: int, *, model: str) -> np.ndarray:
+    """Rows a released model is asked about: :func:`check_features`, and finite (a NaN row has no answer).
 
-    Everything checked is public under replace-one neighbours (sizes, types) or is a refusal of an input the
-    estimator cannot use at all (a NaN label, a label outside the declared ``classes``); nothing is released.
+    Post-processing of a release on data the caller holds, so the values may be checked freely.
+    """
+    rows = check_features(X, n_features=n_features)
+    if not np.all(np.isfinite(rows)):
+        raise ValueError(
+            f"X contains NaN or infinite values, for which the {model} has no answer (NaN would silently become a "
+            "class, cluster or number). Impute or drop those rows first."
+        )
+    return rows
+
+
+def check_supervised_form(data: Any, *, owner: str) -> tuple[np.ndarray, np.ndarray]:
+    """The public checks of ``(X, y)``: types, shapes and equal lengths; return (X, y). Runs before the charge.
+
+    Under replace-one neighbours the number of records and the form of the data are public, so refusing them costs
+    nothing. The label *values* (NaN, a label outside ``classes``) are private and checked by
+    :func:`check_supervised`, after the charge.
     """
     if not (isinstance(data, tuple) and len(data) == 2):
         raise TypeError(
@@ -59,6 +74,16 @@ def check_supervised(data: Any, classes: tuple | None, *, owner: str) -> tuple[n
         )
     if np.iscomplexobj(y):
         raise TypeError(f"Labels y must be real numbers or strings; got complex dtype {y.dtype}.")
+    return X, y
+
+
+def check_supervised(data: Any, classes: tuple | None, *, owner: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`check_supervised_form`, then the label values: finite, and within ``classes`` when given.
+
+    The value checks read the private labels, so they run after the charge (a refusal here may depend on the data
+    and costs the release's budget).
+    """
+    X, y = check_supervised_form(data, owner=owner)
     # NaN is the one value unequal to itself, in float and object arrays alike.
     if (y.dtype.kind == "f" and not np.all(np.isfinite(y))) or (y.dtype.kind == "O" and np.any(y != y)):
         raise ValueError(

@@ -27,7 +27,7 @@ from ..mechanisms.base import DPMech
 from ..privacy import Del, Eps
 from ._norms import row_norms
 from ._sensitivity_floor import not_below
-from ._supervised import check_features, check_supervised, label_codes
+from ._supervised import check_rows_to_predict, check_supervised, check_supervised_form, label_codes
 
 __all__ = ["DPSGDClassifier", "DPSGDModel", "SafeNoise", "clipped_gradient_sum", "sum_sensitivity"]
 
@@ -111,12 +111,7 @@ class DPSGDModel:
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Logits, shape (n, n_classes)."""
-        a = check_features(X, n_features=self.n_features_in)
-        if not np.all(np.isfinite(a)):
-            raise ValueError(
-                "X contains NaN or infinite values, for which the model has no answer (argmax of NaN logits is "
-                "class 0). Impute or drop those rows before predicting."
-            )
+        a = check_rows_to_predict(X, self.n_features_in, model="DP-SGD model")
         for w, b in zip(self.weights[:-1], self.biases[:-1], strict=True):
             a = _activate(a @ w + b, self.activation)
         return a @ self.weights[-1] + self.biases[-1]
@@ -660,8 +655,8 @@ class DPSGDClassifier(DPMech):
     # ---- DPMech hooks ----------------------------------------------------------------------------------------
 
     def _check_dataset(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Types, shapes, equal lengths, finite labels within ``classes``, width: refused before any charge."""
-        features, labels = check_supervised(X, self.classes, owner="DPSGDClassifier")
+        """Types, shapes, equal lengths and width: refused before any charge (label values are checked after)."""
+        features, labels = check_supervised_form(X, owner="DPSGDClassifier")
         if features.shape[1] > MAX_WIDTH:
             raise ValueError(
                 f"DPSGDClassifier takes at most {MAX_WIDTH} features (the float-error bound of the clipping assumes "

@@ -21,6 +21,7 @@ from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
 from ..mechanisms.laplace import Laplace
 from ..privacy import Eps
 from ._sensitivity_floor import not_below
+from ._supervised import check_rows_to_predict
 
 __all__ = ["DPLloydPlan", "KMeans", "KMeansModel"]
 
@@ -195,24 +196,7 @@ class KMeansModel:
         return self.centroids.shape[0]
 
     def _check(self, X: Any) -> np.ndarray:
-        raw = np.asarray(X)
-        if raw.dtype.kind not in "biuf":
-            raise TypeError(
-                f"KMeansModel needs real numeric features; got an array of dtype {raw.dtype}. Convert the data to "
-                "float first (complex or text values have no place in the box)."
-            )
-        arr = raw.astype(np.float64, copy=False)
-        if arr.ndim != 2 or arr.shape[1] != self.centroids.shape[1]:
-            raise ValueError(
-                f"Expected a 2-D array with {self.centroids.shape[1]} features (one record per row). "
-                f"Got shape {arr.shape}."
-            )
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(
-                "The rows passed to KMeansModel contain NaN or infinite values, which have no nearest centroid. "
-                "Impute or drop them first."
-            )
-        return arr
+        return check_rows_to_predict(X, self.centroids.shape[1], model="k-means model")
 
     def transform(self, X: Any) -> np.ndarray:
         """Euclidean distance of each row of ``X`` to each centroid, shape (n, k)."""

@@ -25,7 +25,7 @@ from ..privacy import Eps
 from . import _erm
 from ._norms import clip_rows
 from ._sensitivity_floor import not_below
-from ._supervised import check_features, check_supervised, label_codes
+from ._supervised import check_rows_to_predict, check_supervised, check_supervised_form, label_codes
 
 __all__ = ["SVM", "LinearClassifierModel", "LogisticRegression"]
 
@@ -95,13 +95,7 @@ class LinearClassifierModel:
         return flat if dtype is None else flat.astype(dtype)
 
     def _features(self, X: Any) -> np.ndarray:
-        X = check_features(X, n_features=self.n_features_in)
-        if not np.all(np.isfinite(X)):
-            raise ValueError(
-                "X contains NaN or infinite values, for which the model has no answer (a score of NaN would be "
-                "read as a class). Impute or drop those rows before predicting."
-            )
-        return X
+        return check_rows_to_predict(X, self.n_features_in, model="linear classifier")
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed scores: shape (n,) for two classes (positive means ``classes[1]``), else (n, n_classes)."""
@@ -321,8 +315,8 @@ class _LinearERM(DPMech):
     # ---- DPMech hooks ----------------------------------------------------------------------------------------
 
     def _check_dataset(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Types, shapes, equal lengths, finite labels within ``classes``: refused before any budget is charged."""
-        return check_supervised(X, self.classes, owner=type(self).__name__)
+        """Types, shapes and equal lengths: refused before any budget is charged (label values are checked after)."""
+        return check_supervised_form(X, owner=type(self).__name__)
 
     def _evaluate(self, output: Any) -> ERMProblem:
         if not isinstance(output, ERMProblem):  # pragma: no cover - the target is fixed by the class

@@ -15,6 +15,7 @@ import attrs
 import numpy as np
 
 from .._blockwise import is_out_of_core, map_reduce, n_rows
+from .._fixed_point import UNIT_ROUNDOFF, clip_rows_to_norm, grid_rows, record_bits
 from .._validation import check_in_range
 from ..exceptions import TargetOutputError
 from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
@@ -22,7 +23,7 @@ from ..mechanisms.gaussian import Gaussian
 from ..mechanisms.laplace import Laplace
 from ..privacy import Del, Eps
 from ._sensitivity_floor import not_below
-from .kmeans import grid_bits
+from ._supervised import check_rows_to_predict
 
 __all__ = ["LinearModel", "LinearRegression"]
 
@@ -173,10 +174,7 @@ class LinearModel:
 
     def predict(self, X: Any) -> np.ndarray:
         """Predictions X·coef + intercept for the rows of ``X``."""
-        arr = np.asarray(X, dtype=np.float64)
-        if arr.ndim != 2 or arr.shape[1] != self.coef.shape[0]:
-            raise ValueError(f"Expected a 2-D array with {self.coef.shape[0]} features. Got shape {arr.shape}.")
-        return arr @ self.coef + self.intercept
+        return check_rows_to_predict(X, self.coef.shape[0], model="linear model") @ self.coef + self.intercept
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """The parameters (coef, then intercept) as one array, so tools such as the auditor can use them."""
@@ -331,18 +329,26 @@ class LinearRegression(DPMech):
         return self._normalise(X, y, X.shape[0])
 
     def _normalise(self, X: np.ndarray, y: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-        # n is the size of the whole dataset (it sets the grid), also when X, y are one block of it.
-        scale = float(2 ** grid_bits(n, degree=2))
-        # One factor per row: 1/B_x, the clip to norm 1, the 2^b grid scale, and (1 − 1e-12) so that float
-        # rounding in the norm cannot leave a row a hair outside the unit ball.
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X)) / self.data_norm
-        factor = (1.0 - 1e-12) * scale / self.data_norm / np.maximum(norms, 1.0)
-        Z = X * factor[:, None]
-        np.trunc(Z, out=Z)
-        Z /= scale
+        # n is the size of the whole dataset (it sets the grid), also when X, y are one block of it. Rows are clipped
+        # into the unit ball with a proven exact norm ≤ 1 (overflow-safe; a non-finite row becomes 0) and rounded
+        # toward zero onto multiples of 2⁻ᵇ, so every sum below is exact in float64 (see record_bits).
+        bits = record_bits(n, degree=2)
+        Z = np.ldexp(grid_rows(clip_rows_to_norm(X, self.data_norm), bits), -bits)
         low, high = self.label_bound
         t = np.clip((y - (low + high) / 2.0) / ((high - low) / 2.0), -1.0, 1.0)
-        return Z, np.trunc(t * scale) / scale
+        return Z, np.ldexp(np.trunc(np.ldexp(t, bits)), -bits)
+
+    @staticmethod
+    def _shrink(n: int, coefficient_norm: float) -> float:
+        """Factor that keeps the declared sensitivity 1 for the float64 vector, not only for the real one.
+
+        Each released coordinate is fl(c·S) for an exact sum S (|S| ≤ 2n) and a constant c computed with a few
+        roundings (relative error ≤ 4u): neighbours' coordinates differ by at most c·|S − S′|(1 + 4u) + 2u·c·2n, so
+        the vector moves by at most (1 + 4u)·R + 4u·n·‖c‖ in the mechanism's norm, R ≤ 1 the real-number bound of
+        the shrunk parts; dividing every c by 1 + 8u + 8u·n·‖c‖ brings that back to ≤ R whenever R ≥ ½ (here
+        R² ≥ 0.8 of the budget: λ_min, which has its own allowance, takes at most 0.1 of it).
+        """
+        return 1.0 / (1.0 + 8.0 * UNIT_ROUNDOFF * (1.0 + n * coefficient_norm))
 
     def _weights(self) -> dict[str, float]:
         weights = dict(ADASSP_WEIGHTS)
@@ -383,17 +389,21 @@ class LinearRegression(DPMech):
             scatter = A - np.outer(sums[0], sums[0]) / n if sums else A
             lambda_min = float(np.linalg.eigvalsh(scatter)[0])
         if self.method == "functional":
-            coefficients = np.where(rows == cols, 1.0, 2.0) * A[rows, cols]
-            linear = np.concatenate([-2.0 * b] + ([2.0 * sums[0], -2.0 * sums[1]] if sums else []))
             scale_lambda, scale_quadratic, scale_linear = self._fm_scales(n, d)
-            parts = [coefficients / scale_quadratic, linear / scale_linear]
+            # ×2 and ×(−2) are exact; one multiplication by a shrunk reciprocal is the only rounding (L1 norm).
+            quadratic = np.where(rows == cols, 1.0, 2.0) * A[rows, cols]
+            linear = np.concatenate([-2.0 * b] + ([2.0 * sums[0], -2.0 * sums[1]] if sums else []))
+            gamma = self._shrink(n, quadratic.size / scale_quadratic + linear.size / scale_linear)
+            parts = [quadratic * (gamma / scale_quadratic), linear * (gamma / scale_linear)]
             if lambda_min is not None:
                 parts.insert(0, np.array([lambda_min / scale_lambda]))
             return SufficientStatistics(vector=np.concatenate(parts), n=n, d=d)
         w = self._weights()
-        parts = [math.sqrt(w["gram"]) * A[rows, cols] / math.sqrt(2.0), math.sqrt(w["cross"]) * b / 2.0]
+        blocks = [(A[rows, cols], math.sqrt(w["gram"] / 2.0)), (b, math.sqrt(w["cross"]) / 2.0)]
         if sums:
-            parts += [math.sqrt(w["feature_sum"]) * sums[0] / 2.0, math.sqrt(w["label_sum"]) * sums[1] / 2.0]
+            blocks += [(sums[0], math.sqrt(w["feature_sum"]) / 2.0), (sums[1], math.sqrt(w["label_sum"]) / 2.0)]
+        gamma = self._shrink(n, math.sqrt(math.fsum(c * c * v.size for v, c in blocks)))
+        parts = [v * (gamma * c) for v, c in blocks]
         if lambda_min is not None:
             parts.insert(0, np.array([math.sqrt(w["lambda"]) * lambda_min / self._lambda_sensitivity(n, d)]))
         return SufficientStatistics(vector=np.concatenate(parts), n=n, d=d)

@@ -6,6 +6,7 @@ clipped to the public ``data_norm`` and scaled into the unit ball, and differ on
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Any
@@ -16,7 +17,8 @@ from scipy import linalg
 from scipy.linalg import blas
 
 from .. import _noise
-from .._blockwise import is_out_of_core, map_reduce
+from .._blockwise import is_out_of_core, map_reduce, n_rows
+from .._fixed_point import clip_rows_to_norm, grid_rows, record_bits
 from .._rng import RNGLike, as_generator
 from .._validation import check_in_range, check_int
 from ..exceptions import DiffprivWarning, TargetOutputError
@@ -31,6 +33,7 @@ from ._bingham import (
     sequential_steps,
 )
 from ._sensitivity_floor import not_below
+from ._supervised import check_rows_to_predict
 
 __all__ = ["PCA", "ClippedGram", "PCAModel", "SecondMoment", "clipped_gram", "mod_sulq_noise_scale"]
 
@@ -91,27 +94,25 @@ def _data_matrix(X: Any) -> np.ndarray:
 def clipped_gram(X: Any, data_norm: float) -> np.ndarray:
     """Σᵢ x̃ᵢx̃ᵢᵀ with x̃ = x / max(‖x‖₂, data_norm): rows clipped to the public norm and scaled into the unit ball.
 
-    Rows are processed in blocks of 32 768: the row norms, a scaled copy if any row must be clipped, and one
-    symmetric rank-k update (BLAS ``syrk``, half the flops of a general product) per block, so the cost is the
-    non-private XᵀX plus O(nd) and the extra memory is O(32 768·d). ``X`` is not modified.
+    Each x̃ is rounded toward zero onto multiples of 2⁻ᵇ (b from the public n, :func:`record_bits`), so its exact
+    norm stays ≤ 1 and the Gram matrix is a sum of integers below 2⁵² — exact in float64 whatever the BLAS order, the
+    blocking or the chunking (in-memory, dask and Chunks give the same bits). Rows are processed in blocks of 32 768
+    with one symmetric rank-k update (BLAS ``syrk``) each; the extra memory is O(32 768·d). ``X`` is not modified.
     """
-    return _clipped_gram(_data_matrix(X), data_norm)
+    data = _data_matrix(X)
+    return _clipped_gram(data, data_norm, data.shape[0])
 
 
-def _clipped_gram(data: np.ndarray, data_norm: float) -> np.ndarray:
+def _clipped_gram(data: np.ndarray, data_norm: float, n_total: int) -> np.ndarray:
+    # n_total is the number of records of the whole dataset (it sets the grid), also when data is one block of it.
     n, d = data.shape
+    bits = record_bits(n_total, degree=2)
     upper = np.zeros((d, d), order="F")
     for start in range(0, n, _CHUNK_ROWS):
-        block = data[start : start + _CHUNK_ROWS]
-        norms = np.sqrt(np.einsum("ij,ij->i", block, block))
-        # syrk on the F-ordered view block.T computes block.T @ block into the upper triangle without a copy; a
-        # scaled copy is made only when some row of the block lies outside the bound and must be clipped.
-        if norms.max() <= data_norm:
-            upper = blas.dsyrk(data_norm**-2, block.T, beta=1.0, c=upper, overwrite_c=1)
-        else:
-            scaled = block / np.maximum(norms, data_norm)[:, None]
-            upper = blas.dsyrk(1.0, scaled.T, beta=1.0, c=upper, overwrite_c=1)
-    return np.triu(upper) + np.triu(upper, 1).T
+        grid = grid_rows(clip_rows_to_norm(data[start : start + _CHUNK_ROWS], data_norm), bits)
+        # syrk on the F-ordered view grid.T computes grid.T @ grid into the upper triangle without a copy.
+        upper = blas.dsyrk(1.0, grid.T, beta=1.0, c=upper, overwrite_c=1)
+    return np.ldexp(np.triu(upper) + np.triu(upper, 1).T, -2 * bits)
 
 
 @attrs.frozen
@@ -121,15 +122,16 @@ class ClippedGram:
     data_norm: float
 
     def __call__(self, X: Any) -> SecondMoment:
-        if is_out_of_core(X):  # dask or Chunks: the same sum, block by block (only d × d results travel)
-            gram, n = map_reduce(X, self._block)
-            return SecondMoment(gram=gram, n=int(n))
+        if is_out_of_core(X):  # dask or Chunks: n first (it sets the grid), then the same exact sum block by block
+            n = n_rows(X)
+            gram, _ = map_reduce(X, functools.partial(self._block, n_total=n))
+            return SecondMoment(gram=gram, n=n)
         data = _data_matrix(X)
-        return SecondMoment(gram=_clipped_gram(data, self.data_norm), n=data.shape[0])
+        return SecondMoment(gram=_clipped_gram(data, self.data_norm, data.shape[0]), n=data.shape[0])
 
-    def _block(self, block: Any) -> tuple[np.ndarray, int]:
+    def _block(self, block: Any, n_total: int) -> tuple[np.ndarray, int]:
         data = _data_matrix(block)
-        return _clipped_gram(data, self.data_norm), data.shape[0]
+        return _clipped_gram(data, self.data_norm, n_total), data.shape[0]
 
 
 # ---- the released model -----------------------------------------------------------------------------------------
@@ -187,12 +189,7 @@ class PCAModel:
 
     def transform(self, X: Any) -> np.ndarray:
         """Coordinates of the rows of ``X`` in the released subspace: ``X @ components`` (no centring)."""
-        data = np.asarray(X, dtype=np.float64)
-        if data.ndim != 2 or data.shape[1] != self.n_features:
-            raise ValueError(
-                f"X must be a 2-D array with {self.n_features} columns (one record per row). Got shape {data.shape}."
-            )
-        return data @ self.components
+        return check_rows_to_predict(X, self.n_features, model="PCA model") @ self.components
 
     def inverse_transform(self, Z: Any) -> np.ndarray:
         """Map subspace coordinates back to the feature space: ``Z @ components.T``."""

@@ -341,7 +341,10 @@ class NumericMech(DPMech):
                 f"Non-private target output has unexpected dimension: {values.size} values, but dims={self.dims}. "
                 "Fix the target or the dims= setting."
             )
-        if not np.all(np.isfinite(values)):
+        # Integers are always finite; a float scalar is checked without numpy's reduction machinery (µs matter here).
+        if values.dtype.kind == "f" and not (
+            math.isfinite(values.item()) if values.ndim == 0 else bool(np.isfinite(values).all())
+        ):
             raise TargetOutputError(
                 "Non-private target output contains NaN or infinite values; a private release of them is not "
                 "possible. Clean or clip the data first."

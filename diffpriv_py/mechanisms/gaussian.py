@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 import numpy as np
-from scipy import stats
-from scipy.special import log_ndtr
 
 from .. import _noise
 from ..privacy import Del, Eps
 from .base import NumericMech
+
+if TYPE_CHECKING:
+    from scipy import stats
 
 __all__ = ["Gaussian", "analytic_gaussian_sigma", "gaussian_delta"]
 
@@ -23,6 +24,8 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
 
     δ(ε) = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ), evaluated in log space so large ε does not overflow.
     """
+    from scipy.special import log_ndtr  # lazy: scipy.special costs ~0.25 s at import
+
     mu = sensitivity / sigma
     log_a = float(log_ndtr(mu / 2 - epsilon / mu))
     log_b = float(log_ndtr(-mu / 2 - epsilon / mu)) + epsilon
@@ -56,6 +59,13 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 def _classic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     # Dwork & Roth (2014), Theorem A.1; proven only for 0 < epsilon < 1.
     return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+@functools.lru_cache(maxsize=1024)
+def _grid_calibration(calibration: str, sensitivity: float, epsilon: float, delta: float, dims: int):
+    # The grid and σ depend only on public numbers; caching them keeps a scalar release within microseconds.
+    sigma_for = _classic_sigma if calibration == "classic" else analytic_gaussian_sigma
+    return _noise.gaussian_grid_calibration(sigma_for, sensitivity, epsilon, delta, dims)
 
 
 @attrs.frozen(kw_only=True)
@@ -136,6 +146,8 @@ class Gaussian(NumericMech):
         return self._sigma_for(privacy_params.epsilon, privacy_params.delta, self.sensitivity)
 
     def noise_distribution(self, privacy_params: Eps) -> stats.rv_continuous:
+        from scipy import stats  # lazy: scipy.stats costs ~0.5 s at import, and releases never need it
+
         return stats.norm(scale=self.noise_scale(privacy_params))
 
     def _noise(self, shape: tuple[int, ...], privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
@@ -146,10 +158,12 @@ class Gaussian(NumericMech):
             return np.array(values, dtype=np.float64)
         if self.noise == "float":
             return values + self._noise(values.shape, privacy_params, rng)
-        dims = max(1, int(np.prod(values.shape[1:], dtype=np.int64)))
-        r, sigma = _noise.gaussian_grid_calibration(
-            self._sigma_for, self.sensitivity, privacy_params.epsilon, privacy_params.delta, dims
-        )
+        dims = max(1, math.prod(values.shape[1:]))
+        args = (self.sensitivity, privacy_params.epsilon, privacy_params.delta, dims)
+        if type(self)._sigma_for is Gaussian._sigma_for:
+            r, sigma = _grid_calibration(self.calibration, *args)
+        else:  # a subclass with its own calibration
+            r, sigma = _noise.gaussian_grid_calibration(self._sigma_for, *args)
         sample = _noise.exact_grid_gaussian if self.noise == "exact" else _noise.grid_gaussian
         return sample(np.asarray(values, dtype=np.float64), r, sigma, rng)
 

@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 import attrs
 import numpy as np
-from scipy import stats
 
 from .. import _noise
 from ..exceptions import TargetOutputError
@@ -66,6 +65,8 @@ class DiscreteLaplace(NumericMech):
 
     def noise_distribution(self, privacy_params: Eps) -> Any:
         """The per-coordinate noise as a frozen :data:`scipy.stats.dlaplace` (zero noise for zero sensitivity)."""
+        from scipy import stats  # lazy: scipy.stats costs ~0.5 s at import, and releases never need it
+
         scale = self.noise_scale(privacy_params)
         if scale == 0:
             return stats.randint(0, 1)

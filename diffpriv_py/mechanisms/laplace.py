@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 import numpy as np
-from scipy import stats
 
 from .. import _noise
 from ..privacy import Eps
 from .base import NumericMech
+
+if TYPE_CHECKING:
+    from scipy import stats
 
 __all__ = ["Laplace"]
 
@@ -67,6 +70,8 @@ class Laplace(NumericMech):
         return self.sensitivity / privacy_params.epsilon
 
     def noise_distribution(self, privacy_params: Eps) -> stats.rv_continuous:
+        from scipy import stats  # lazy: scipy.stats costs ~0.5 s at import, and releases never need it
+
         return stats.laplace(scale=self.noise_scale(privacy_params))
 
     def _noise(self, shape: tuple[int, ...], privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
@@ -77,7 +82,7 @@ class Laplace(NumericMech):
             return np.array(values, dtype=np.float64)
         if self.noise == "float":
             return values + self._noise(values.shape, privacy_params, rng)
-        dims = max(1, int(np.prod(values.shape[1:], dtype=np.int64)))
+        dims = max(1, math.prod(values.shape[1:]))
         sample = _noise.exact_grid_laplace if self.noise == "exact" else _noise.grid_laplace
         return sample(np.asarray(values, dtype=np.float64), self.sensitivity, privacy_params.epsilon, dims, rng)
 

@@ -10,6 +10,17 @@ import attrs
 import numpy as np
 
 from .._blockwise import first_block, is_out_of_core, map_reduce, n_rows
+from .._fixed_point import (
+    Grid,
+    GridSums,
+    exact_ratio,
+    grid_gram,
+    grid_sums,
+    rounding_allowance,
+    square_bits,
+    sum_bits,
+    to_units,
+)
 from .._rng import RNGLike
 from ..privacy import Eps
 from ._common import (
@@ -28,7 +39,7 @@ from ._common import (
     release,
     sensitivities,
 )
-from ._kernels import clipped_moments, clipped_sum, non_missing, omit_moments
+from ._kernels import non_missing
 
 __all__ = ["count", "covariance", "mean", "std", "sum", "var"]
 
@@ -40,10 +51,14 @@ _OMIT_L2 = {1: math.sqrt(1.25), 2: math.sqrt(1.3125)}
 
 @attrs.frozen(eq=False)
 class ClippedStatistic:
-    """Target of a DP moment statistic: clip to the public bounds, compute, and scale by a public constant.
+    """Target of a DP moment statistic: exact sums on a public fixed-point grid across the bounds, in grid units.
 
-    Calling it on a dataset gives the exact (non-private) value that the mechanism noises; it raises on NaN under
-    ``nan_policy="raise"``. It is public so that tests and the sensitivity sampler can evaluate it on neighbours.
+    Every value is clipped to its bounds and mapped to an integer index on a grid of 2ᵇ steps across them
+    (:mod:`diffpriv_py._fixed_point`); the sums of the indices are exact integers, so the value returned — the sum
+    or mean in units of the bounds' width, the variance in units of its square, or the normalised (count, Σu, Σu²)
+    under ``nan_policy="omit"`` — has the declared sensitivity as a float64, not only as a real number. It is the
+    same, bit for bit, for in-memory data, :class:`~diffpriv_py.Chunks` and dask. It raises on NaN under
+    ``nan_policy="raise"``; it is public so that tests and the sensitivity sampler can evaluate it on neighbours.
     """
 
     statistic: str
@@ -52,65 +67,65 @@ class ClippedStatistic:
     axis: int | None = None
     nan_policy: str = "raise"
     ddof: int = 0
-    scale: Any = 1.0
     who: str = "dp.stats"
 
-    def __call__(self, data: Any) -> np.ndarray:
-        if is_out_of_core(data):
-            value = self._blockwise(data)
-            if self.nan_policy == "raise" and np.isnan(value).any():
-                raise nan_error(self.who)
-            return value / self.scale
-        x = as_data(data, who=self.who, allow_bool=self.statistic == "count")
-        if self.statistic == "count":
-            value = non_missing(x, self.axis)
-        elif self.nan_policy == "omit":
-            value = self._omit(x)
-        elif self.statistic in ("sum", "mean"):
-            value = clipped_sum(x, self.lower, self.upper, self.axis)
-            if self.statistic == "mean":
-                value = value / _values_per_statistic(x, self.axis)
+    def grid(self, d: int) -> Grid:
+        """The public grid for records of d values (depends on the bounds, d and the statistic only)."""
+        order = 2 if self.statistic == "var" else 1
+        if order == 2:
+            bits = square_bits(d, per_record=d if self.axis == 1 else 1)
         else:
-            _, m2, m = clipped_moments(x, self.lower, self.upper, self.axis)
-            value = m2 / (m - self.ddof)
-        if self.nan_policy == "raise" and np.isnan(value).any():
-            raise nan_error(self.who)
-        return value / self.scale
+            bits = sum_bits(d)
+        pooled = self.axis != 0
+        if self.nan_policy == "omit":
+            offset = "zero" if self.statistic == "sum" else "centre"
+        else:
+            offset = "origin"
+        return Grid.over(self.lower, self.upper, bits, pooled=pooled, offset=offset, who=self.who)
+
+    def __call__(self, data: Any) -> np.ndarray:
+        if self.statistic == "count":
+            if is_out_of_core(data):
+                if self.axis == 1:
+                    raise ValueError(_AXIS1_OUT_OF_CORE.format(who=self.who))
+                return map_reduce(data, lambda b: non_missing(self._block(b), self.axis))
+            return non_missing(as_data(data, who=self.who, allow_bool=True), self.axis)
+        if is_out_of_core(data):
+            if self.axis == 1:
+                raise ValueError(_AXIS1_OUT_OF_CORE.format(who=self.who))
+            d = _width(as_data(first_block(data), who=self.who))
+            grid = self.grid(d)
+            sums = map_reduce(data, lambda b: self._sums(self._block(b), grid))
+        else:
+            x = as_data(data, who=self.who)
+            grid = self.grid(_width(x))
+            sums = self._sums(x, grid)
+        return self._finish(sums, grid)
 
     def _block(self, block: Any) -> np.ndarray:
         return as_data(block, who=self.who, allow_bool=self.statistic == "count")
 
-    def _blockwise(self, data: Any) -> np.ndarray:
-        """The same value for dask data or Chunks, from per-block sums (per-block moments for the variance)."""
-        if self.axis == 1:
-            raise ValueError(_AXIS1_OUT_OF_CORE.format(who=self.who))
-        if self.statistic == "count":
-            return map_reduce(data, lambda b: non_missing(self._block(b), self.axis))
+    def _sums(self, x: np.ndarray, grid: Grid) -> GridSums:
+        return grid_sums(x, grid, self.axis, 2 if self.statistic == "var" else 1)
+
+    def _finish(self, sums: GridSums, grid: Grid) -> np.ndarray:
+        """The released coordinates from the exact integer sums (one correctly rounded operation each)."""
+        b, m = grid.bits, sums.values
         if self.nan_policy == "omit":
-            return map_reduce(data, lambda b: self._omit(self._block(b)))
-        if self.statistic in ("sum", "mean"):
-            total, m = map_reduce(data, self._block_sum)
-            return total if self.statistic == "sum" else total / m
-        m2, m = map_reduce(data, self._block_moments, combine=_chan)
-        return m2 / (m - self.ddof)
-
-    def _block_sum(self, block: Any) -> tuple[np.ndarray, int]:
-        x = self._block(block)
-        return clipped_sum(x, self.lower, self.upper, self.axis), _values_per_statistic(x, self.axis)
-
-    def _block_moments(self, block: Any) -> tuple[int, np.ndarray, np.ndarray]:
-        x = self._block(block)
-        mean, m2, _ = clipped_moments(x, self.lower, self.upper, self.axis)
-        return _values_per_statistic(x, self.axis), np.atleast_1d(mean), np.atleast_1d(m2)
-
-    def _omit(self, x: np.ndarray) -> np.ndarray:
-        centre, width = _centre_width(self.lower, self.upper, self.axis)
-        order = 2 if self.statistic == "var" else 1
-        stats = omit_moments(x, self.lower, self.upper, centre, width, self.axis, order)
+            if self.statistic == "sum":
+                return to_units(sums.s1, b)
+            parts = [np.asarray(sums.present, dtype=np.float64), to_units(sums.s1, b)]
+            if self.statistic == "var":
+                parts.append(to_units(sums.s2, 2 * b))
+            return np.stack([np.atleast_1d(p) for p in parts]).ravel()
+        if np.any(np.asarray(sums.present) != m):
+            raise nan_error(self.who)
         if self.statistic == "sum":
-            # Σ clip(x) over the present values = centre·count + width·Σu (exact algebra, no extra pass).
-            return centre * stats[0] + width * stats[1]
-        return stats.ravel()
+            return to_units(sums.s1, b)
+        if self.statistic == "mean":
+            return exact_ratio(sums.s1, m, b)
+        # var: n·Σk² − (Σk)² = n·SS exactly (integers), then one rounding of SS/(m − ddof).
+        return exact_ratio(m * sums.s2 - sums.s1 * sums.s1, m * (m - self.ddof), 2 * b)
 
 
 _AXIS1_OUT_OF_CORE = (
@@ -119,27 +134,8 @@ _AXIS1_OUT_OF_CORE = (
 )
 
 
-def _chan(parts: list[tuple[int, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, int]:
-    """Total M2 and count from per-block (count, mean, M2), by Chan, Golub & LeVeque's update (as in the kernel)."""
-    counts = np.array([float(c) for c, _, _ in parts])
-    means = np.stack([mu for _, mu, _ in parts])
-    total = counts.sum()
-    mean = (counts[:, None] * means).sum(axis=0) / total
-    m2 = np.stack([q for _, _, q in parts]).sum(axis=0) + (counts[:, None] * np.square(means - mean)).sum(axis=0)
-    return (m2 if m2.size > 1 else np.asarray(m2[0])), int(total)
-
-
-def _values_per_statistic(x: np.ndarray, axis: int | None) -> int:
-    if x.ndim == 1:
-        return x.shape[0]
-    return {None: x.size, 0: x.shape[0], 1: x.shape[1]}[axis]
-
-
-def _centre_width(lo: np.ndarray, hi: np.ndarray, axis: int | None) -> tuple[np.ndarray, np.ndarray]:
-    if axis is None:
-        a, b = lo.min(), hi.max()
-        return np.asarray((a + b) / 2), np.asarray(b - a)
-    return (lo + hi) / 2, hi - lo
+def _width(x: np.ndarray) -> int:
+    return 1 if x.ndim == 1 else x.shape[1]
 
 
 def _popoviciu(m: int) -> float:
@@ -167,74 +163,90 @@ class _Shape:
     def together(self) -> bool:
         return self.axis != 1
 
+    @property
+    def groups(self) -> int:
+        """Number of released statistics."""
+        return {None: 1, 0: self.d, 1: self.n}[self.axis]
+
 
 def _shape(x: np.ndarray, axis: int | None) -> _Shape:
     return _Shape(n=x.shape[0], d=1 if x.ndim == 1 else x.shape[1], axis=axis, two_d=x.ndim == 2)
 
 
-def _ranges(lo: np.ndarray, hi: np.ndarray, d: int) -> np.ndarray:
-    return np.broadcast_to(hi - lo, (d,)).astype(np.float64)
-
-
 def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
-    """Plans under nan_policy="raise": the number of values is public, so it appears in the sensitivity."""
-    r = _ranges(lo, hi, s.d)
-    lo_d, hi_d = np.broadcast_to(lo, (s.d,)), np.broadcast_to(hi, (s.d,))
-    span = float(hi_d.max() - lo_d.min())
+    """Plans under nan_policy="raise": the number of values is public, so it appears in the sensitivity.
+
+    The target works in grid units (the width of each column's bounds, or of the pooled bounds); every sensitivity
+    below is the real-number bound for the quantised values plus :func:`rounding_allowance` for the one rounding
+    that turns the exact integer result into a float64.
+    """
     m = s.per_statistic
-    scale: Any = 1.0
-    if statistic in ("sum", "mean"):
-        # A replaced record moves each of its clipped values by at most the width of its column's bounds.
-        if s.axis == 0:
-            scale = r if statistic == "sum" else r.copy()
-            per = np.full(s.d, 1.0 if statistic == "sum" else 1.0 / s.n)
-            low, high = (s.n * lo_d, s.n * hi_d) if statistic == "sum" else (lo_d, hi_d)
-        else:
-            total = float(r.sum())
-            per = np.full(s.n if s.axis == 1 else 1, total if statistic == "sum" else total / m)
-            if statistic == "sum":
-                low, high = (lo_d.sum(), hi_d.sum()) if s.axis == 1 else (s.n * lo_d.sum(), s.n * hi_d.sum())
-            else:
-                low, high = lo_d.mean(), hi_d.mean()
-
-        def post(v: np.ndarray, low: Any = low, high: Any = high, scale: Any = scale) -> np.ndarray:
-            return np.clip(v * scale, low, high)
-
-    else:  # var
+    if statistic == "var":
         ddof = check_ddof(ddof, m, who=who)
+    target = ClippedStatistic(statistic, lo, hi, axis=s.axis, ddof=ddof, who=who)
+    grid = target.grid(s.d)
+    # Per record, the largest change of a statistic in grid units (1 per value for a per-column grid).
+    reach = float(np.ldexp(grid.spans(s.d), -grid.bits).sum()) if s.axis != 0 else np.ones(s.d)
+    origin, unit = grid.origin, grid.unit()
+    lo_d, hi_d = np.broadcast_to(lo, (s.d,)), np.broadcast_to(hi, (s.d,))
+    if statistic in ("sum", "mean"):
+        if statistic == "sum":
+            per = np.broadcast_to(reach + rounding_allowance(m), (s.groups,))
+            if s.axis == 0:
+                low, high = s.n * lo_d, s.n * hi_d
+            elif s.axis == 1:
+                low, high = lo_d.sum(), hi_d.sum()
+            else:
+                low, high = s.n * lo_d.sum(), s.n * hi_d.sum()
+            count = m
+        else:
+            per = np.broadcast_to(reach / m + rounding_allowance(1.0), (s.groups,))
+            low, high = (lo_d, hi_d) if s.axis == 0 else (lo_d.mean(), hi_d.mean())
+            count = 1
+
+        def post(v: np.ndarray, low: Any = low, high: Any = high) -> np.ndarray:
+            return np.clip(count * origin + v * unit, low, high)
+
+        error_scale: Any = np.abs(unit)
+
+    else:  # var, in units of the grid width squared (every quantised value lies in an interval of width 1)
         if s.axis == 0:
             # Chan's update: SS(y ∪ rest) = SS(rest) + (n−1)/n·(y − mean(rest))², so one value moves SS by at
-            # most (n−1)/n·r²; in units of r_j² every column moves by (n−1)/(n(n−ddof)).
-            scale = np.square(r)
-            per = np.full(s.d, (s.n - 1) / (s.n * (s.n - ddof)))
+            # most (n−1)/n in squared width units; divided by n − ddof.
             cap = _popoviciu(m) / (m - ddof)
+            per = np.full(s.d, (s.n - 1) / (s.n * (s.n - ddof)))
         elif s.axis == 1:
             # One record's row variance ranges over [0, Popoviciu bound]; only its own coordinate moves.
-            per = np.full(s.n, _popoviciu(m) * span**2 / (m - ddof))
-            cap = per[0]
+            cap = _popoviciu(m) / (m - ddof)
+            per = np.full(s.n, cap)
         else:
             # d values of one record replaced among N = n·d: SS moves by at most
-            # min(d, ⌊d²/4⌋/d + d(N−d)/N)·span² (block version of Chan's update; d = 1 gives (N−1)/N).
+            # min(d, ⌊d²/4⌋/d + d(N−d)/N) (block version of Chan's update; d = 1 gives (N−1)/N).
             k = s.d
-            ss = min(k, _popoviciu(k) + k * (m - k) / m) * span**2
-            per = np.array([ss / (m - ddof)])
-            cap = _popoviciu(m) * span**2 / (m - ddof)
+            cap = _popoviciu(m) / (m - ddof)
+            per = np.array([min(k, _popoviciu(k) + k * (m - k) / m) / (m - ddof)])
+        per = per + rounding_allowance(cap)
 
-        def post(v: np.ndarray, scale: Any = scale, cap: float = cap) -> np.ndarray:
-            return np.clip(v, 0.0, cap) * scale
+        def post(v: np.ndarray, cap: float = cap) -> np.ndarray:
+            with np.errstate(over="ignore"):  # a variance beyond float64 (bounds near ±1e308) is +inf, never NaN
+                return np.clip(v, 0.0, cap) * unit * unit
+
+        error_scale = np.square(unit)
 
     l1, l2 = sensitivities(per, together=s.together)
-    target = ClippedStatistic(statistic, lo, hi, axis=s.axis, ddof=ddof, scale=scale, who=who)
-    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, accuracy=_scaled_error(scale))
+    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, accuracy=_scaled_error(error_scale))
 
 
 def _scaled_error(scale: Any) -> Any:
-    """Error map of a statistic reported as clip(scale·v) (or clip(v)·scale): the public factor multiplies the
-    noise's half-width, and clipping into a range that holds the exact value never moves the estimate further."""
-    return lambda h, v: h * np.abs(scale)
+    """Error map of a statistic reported as clip(a + scale·v) or clip(v)·scale (a, scale public): the factor
+    multiplies the noise's half-width, and clipping into a range that holds the exact value never moves the
+    estimate further from it."""
+    return lambda h, v: h * scale
 
 
 def _std_error(var_error: Any, var_post: Any, h: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The exact variance lies in [w − e, w + e] ∩ [0, ∞) (w the reported variance, e its half-width), so the exact
+    std lies in [√max(w − e, 0), √(w + e)]; the half-width is the larger distance from √w to its ends."""
     var = np.asarray(var_post(v), dtype=np.float64)
     width = np.asarray(var_error(h, v), dtype=np.float64)
     root = np.sqrt(var)
@@ -244,11 +256,11 @@ def _std_error(var_error: Any, var_post: Any, h: np.ndarray, v: np.ndarray) -> n
 def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
     """Plans under nan_policy="omit": the number of present values is private, so it is released too (or avoided).
 
-    Each value is normalised to u = (clip(x) − c)/w ∈ [−½, ½] (c, w the centre and width of its bounds). Mean and
+    Each value is put on a grid centred in its bounds, u = (k − 2ᵇ⁻¹)/2ᵇ ∈ [−½, ½] in units of the width. Mean and
     variance release the vector (count, Σu[, Σu²]) per group and divide afterwards; one value turning into NaN
     moves it by at most (1, ½, ¼), and a value changing by at most (0, 1, ¼) — so L1 ≤ 1.5 (mean) or 1.75 (var)
-    per value. The sum needs no count: a missing value contributes 0, so each record moves it by at most
-    max(hi, 0) − min(lo, 0).
+    per value, plus the rounding allowance of the float64 Σu and Σu². The sum needs no count: on a grid that also
+    spans 0, a missing value contributes 0, so each record moves it by at most max(hi, 0) − min(lo, 0).
     """
     if s.axis == 1:
         raise ValueError(
@@ -256,34 +268,36 @@ def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: 
             "after imputing missing values with a public value."
         )
     ddof = check_ddof(ddof, s.per_statistic, who=who)
-    centre, width = _centre_width(lo, hi, s.axis)
     groups = 1 if s.axis is None else s.d
     cells = s.d if s.axis is None else 1  # values of one record inside one group
+    max_count = s.n * cells
     lo_d, hi_d = np.broadcast_to(lo, (s.d,)), np.broadcast_to(hi, (s.d,))
+    target = ClippedStatistic(statistic, lo, hi, axis=s.axis, nan_policy="omit", ddof=ddof, who=who)
+    grid = target.grid(s.d)
+    unit = grid.unit()
     if statistic == "sum":
-        reach = np.maximum(hi_d, 0.0) - np.minimum(lo_d, 0.0)
+        reach = np.ldexp(grid.spans(s.d), -grid.bits)
+        per = reach if s.axis == 0 else np.array([float(reach.sum())])
+        per = per + rounding_allowance(max_count)
+        low, high = s.n * np.minimum(lo_d, 0.0), s.n * np.maximum(hi_d, 0.0)
         if s.axis is None:
-            scale: Any = 1.0
-            per = np.array([float(reach.sum())])
-            low, high = s.n * float(np.minimum(lo_d, 0).sum()), s.n * float(np.maximum(hi_d, 0).sum())
-        else:
-            scale = reach
-            per = np.ones(s.d)
-            low, high = s.n * np.minimum(lo_d, 0.0), s.n * np.maximum(hi_d, 0.0)
+            low, high = low.sum(), high.sum()
 
         def post(v: np.ndarray) -> np.ndarray:
-            return np.clip(v * scale, low, high)
+            return np.clip(v * unit, low, high)
 
         l1, l2 = sensitivities(per, together=True)
-        target = ClippedStatistic("sum", lo, hi, axis=s.axis, nan_policy="omit", scale=scale, who=who)
-        return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, accuracy=_scaled_error(scale))
+        return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, accuracy=_scaled_error(np.abs(unit)))
 
     order = 2 if statistic == "var" else 1
+    # One rounding per released Σu (|Σu| ≤ count/2) and Σu² (≤ count/4): added once per group, to L1 and to L2.
+    allowance = float(rounding_allowance(max_count / 2) + (rounding_allowance(max_count / 4) if order == 2 else 0))
     if s.axis is None:
-        l1, l2 = cells * _OMIT_L1[order], cells * _OMIT_L2[order]
+        l1, l2 = cells * _OMIT_L1[order] + allowance, cells * _OMIT_L2[order] + allowance
     else:
-        l1, l2 = groups * _OMIT_L1[order], math.sqrt(groups) * _OMIT_L2[order]
-    max_count = s.n * cells
+        l1, l2 = groups * (_OMIT_L1[order] + allowance), math.sqrt(groups) * (_OMIT_L2[order] + allowance)
+    centre = grid.origin + grid.offset / grid.scale
+    width = unit
 
     def post(v: np.ndarray) -> np.ndarray:
         stats = v.reshape(order + 1, groups)
@@ -294,9 +308,9 @@ def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: 
             return np.clip(centre + width * mean_u, low, high)
         count = np.maximum(count, ddof + 1.0)
         var_u = np.clip(stats[2] / count - mean_u**2, 0.0, 0.25) * count / (count - ddof)
-        return var_u * np.square(width)
+        with np.errstate(over="ignore"):
+            return var_u * width * width
 
-    target = ClippedStatistic(statistic, lo, hi, axis=s.axis, nan_policy="omit", ddof=ddof, who=who)
     return Plan(target=target, l1=l1, l2=l2, dims=(order + 1) * groups, postprocess=post)
 
 
@@ -360,8 +374,6 @@ def _run(
         var_post = plan.postprocess
         plan = attrs.evolve(plan, postprocess=lambda v, p=plan.postprocess: np.sqrt(p(v)))
         if plan.accuracy is not None:
-            # The exact variance lies in [v − h, v + h] ∩ [0, ∞) (v the reported variance), so the exact std lies in
-            # [√max(v − h, 0), √(v + h)]; the half-width is the larger distance from √v to its ends.
             plan = attrs.evolve(plan, accuracy=functools.partial(_std_error, plan.accuracy, var_post))
     scalar = not s.two_d or ax is None
     plan = attrs.evolve(plan, postprocess=lambda v, p=plan.postprocess: finish(np.asarray(p(v)), scalar))
@@ -451,7 +463,12 @@ def mean(
     a sensitivity by the total length while averaging only the present values.
 
     The noisy mean is clipped back into [lo, hi] (post-processing: it never increases the error and costs no
-    privacy). Floating-point rounding of the sum is not accounted for (Casacuberta et al. 2022).
+    privacy).
+
+    Exact in floating point: values are clipped and mapped to integers on a public grid of 2³⁵ steps across the
+    bounds, summed exactly, and divided once (correctly rounded); the sensitivity, in units of hi − lo, is 1/n plus
+    2⁻⁵² for that rounding, so it holds for the computed float64 value, not only for real numbers (Casacuberta et al.
+    2022). Each value moves by at most (hi − lo)·2⁻³⁶. See ``docs/security.md``, "Exact aggregation".
 
     Examples
     --------
@@ -511,6 +528,10 @@ def sum(
     sum by at most hi − lo per value (Σ_j (hi_j − lo_j) for a 2-D record). With ``nan_policy="omit"`` a missing
     value contributes 0, so the sensitivity is max(hi, 0) − min(lo, 0) per value. The result is clipped into the
     range of possible sums (post-processing).
+
+    Exact in floating point: the clipped values are integers on a public grid of 2³⁵ steps across the bounds, summed
+    exactly; the one rounding of the exact sum to float64 is added to the sensitivity (2⁻⁵² of the largest possible
+    sum), so the guarantee holds for the computed value (Casacuberta et al. 2022).
     """
     return _run(
         "sum",
@@ -571,6 +592,10 @@ def var(
 
     ``nan_policy="omit"`` releases (count, Σu, Σu²) with u = (clip(x) − c)/r ∈ [−½, ½] (L1 sensitivity 1.75 per
     value) and computes the variance from them.
+
+    Exact in floating point: values are integers on a public grid of 2¹⁸ steps across the bounds, n·Σk² − (Σk)² is
+    an exact integer and the variance is one correctly rounded division; the sensitivity adds 2⁻⁵² of the largest
+    possible variance for that rounding. Each value moves by at most r·2⁻¹⁹ (and so does the standard deviation).
     """
     return _run(
         "var",
@@ -701,7 +726,12 @@ def count(
 
 @attrs.frozen(eq=False)
 class CovarianceTarget:
-    """Target of :func:`covariance`: the upper triangle of the clipped covariance, each entry divided by r_j·r_k."""
+    """Target of :func:`covariance`: the upper triangle of the clipped covariance, each entry in units of r_j·r_k.
+
+    Values are put on a grid of 2ᵇ steps centred in each column's bounds (v = k − 2ᵇ⁻¹, |v| ≤ 2ᵇ⁻¹) and
+    (count, Σv, Σvvᵀ) summed exactly as integers (BLAS on integer-valued blocks, exact in any order). The scatter
+    n·Σvvᵀ − Σv Σvᵀ is then exact and each entry is rounded once.
+    """
 
     lower: np.ndarray
     upper: np.ndarray
@@ -709,49 +739,31 @@ class CovarianceTarget:
     nan_policy: str = "raise"
     who: str = "dp.stats.covariance"
 
+    def grid(self, d: int) -> Grid:
+        return Grid.over(self.lower, self.upper, square_bits(d), pooled=False, offset="centre", who=self.who)
+
     def __call__(self, data: Any) -> np.ndarray:
+        omit = self.nan_policy == "omit"
         if is_out_of_core(data):
-            if self.nan_policy == "omit":  # (count, Σu, Σuuᵀ) are plain sums over records
-                return map_reduce(data, self)
-            scatter, n = map_reduce(data, self._block_scatter, combine=_chan_scatter)
-            return scatter / (n - self.ddof)
-        x = as_data(data, who=self.who)
-        d = x.shape[1]
-        r = np.broadcast_to(self.upper - self.lower, (d,))
-        iu = np.triu_indices(d)
-        u = np.clip(x, self.lower, self.upper).astype(np.float64, copy=False)
-        u = (u - (self.lower + self.upper) / 2) / r  # u ∈ [−½, ½]; the copy from clip is reused
-        if self.nan_policy == "omit":
-            present = ~np.isnan(u).any(axis=1)
-            u = np.where(present[:, None], u, 0.0)
-            c = np.array([present.sum(dtype=np.float64)])
-            return np.concatenate([c, u.sum(axis=0), (u.T @ u)[iu]])
-        if np.isnan(u).any():
-            raise nan_error(self.who)
-        u -= u.mean(axis=0)
-        return (u.T @ u)[iu] / (x.shape[0] - self.ddof)
+            grid = self.grid(as_data(first_block(data), who=self.who).shape[1])
+            sums = map_reduce(data, lambda b: self._sums(as_data(b, who=self.who), grid, omit))
+        else:
+            x = as_data(data, who=self.who)
+            grid = self.grid(x.shape[1])
+            sums = self._sums(x, grid, omit)
+        count, s1, s2 = sums
+        b = grid.bits
+        iu = np.triu_indices(s1.shape[0])
+        if omit:
+            return np.concatenate([[float(count)], to_units(s1, b), to_units(s2[iu], 2 * b)])
+        scatter = count * s2[iu] - np.outer(s1, s1)[iu]
+        return exact_ratio(scatter, count * (count - self.ddof), 2 * b)
 
-    def _block_scatter(self, block: Any) -> tuple[int, np.ndarray, np.ndarray]:
-        """(count, mean of u, upper triangle of the scatter of u) of one block, for :func:`_chan_scatter`."""
-        x = as_data(block, who=self.who)
-        u = np.clip(x, self.lower, self.upper).astype(np.float64, copy=False)
-        u = (u - (self.lower + self.upper) / 2) / np.broadcast_to(self.upper - self.lower, (x.shape[1],))
-        if np.isnan(u).any():
-            raise nan_error(self.who)
-        mean = u.mean(axis=0)
-        u -= mean
-        return x.shape[0], mean, (u.T @ u)[np.triu_indices(x.shape[1])]
-
-
-def _chan_scatter(parts: list[tuple[int, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, int]:
-    """Scatter matrix (upper triangle) of the union of blocks: Σ S_k + Σ n_k (m_k − m)(m_k − m)ᵀ."""
-    counts = np.array([float(c) for c, _, _ in parts])
-    means = np.stack([mu for _, mu, _ in parts])
-    total = counts.sum()
-    delta = means - (counts[:, None] * means).sum(axis=0) / total
-    iu = np.triu_indices(means.shape[1])
-    between = np.einsum("k,ki,kj->ij", counts, delta, delta)[iu]
-    return np.stack([s for _, _, s in parts]).sum(axis=0) + between, int(total)
+    def _sums(self, x: np.ndarray, grid: Grid, omit: bool) -> tuple[int, Any, Any]:
+        try:
+            return grid_gram(x, grid, complete_only=omit)
+        except ValueError:
+            raise nan_error(self.who) from None
 
 
 def covariance(
@@ -800,6 +812,10 @@ def covariance(
     ``nan_policy="omit"`` releases (count, Σu, Σuuᵀ) over the complete records with u = (clip(x) − c)/r, whose
     L1 sensitivity is the larger of 1 + d/2 + d(d+1)/8 (a record becoming incomplete) and d + d/4 + d(d−1)/4 (a
     complete record changing).
+
+    Exact in floating point: u is an integer on a public grid of 2¹⁸ steps (divided by 2¹⁸), the sums Σu and Σuuᵀ are
+    exact (BLAS on integer-valued blocks), the scatter n·Σuuᵀ − ΣuΣuᵀ is an exact integer, and each released entry
+    is rounded once; the sensitivities include 2⁻⁵² of each entry's largest value for that rounding.
     """
     who = "dp.stats.covariance"
     nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
@@ -820,12 +836,16 @@ def covariance(
     omit = nan_policy == "omit" and data.dtype.kind == "f"
     if omit:
         check_ddof(ddof, 2, who=who)
-        l1 = max(1 + d / 2 + d * (d + 1) / 8, d + d / 4 + d * (d - 1) / 4)
-        l2 = max(math.sqrt(1 + d / 4 + d * (d + 1) / 32), math.sqrt(d + d / 16 + d * (d - 1) / 8))
+        # Plus one rounding per released Σu (|·| ≤ n/2) and Σuuᵀ entry (|·| ≤ n/4), to L1 and (loosely) to L2.
+        allowance = d * float(rounding_allowance(n / 2)) + entries * float(rounding_allowance(n / 4))
+        l1 = max(1 + d / 2 + d * (d + 1) / 8, d + d / 4 + d * (d - 1) / 4) + allowance
+        l2 = max(math.sqrt(1 + d / 4 + d * (d + 1) / 32), math.sqrt(d + d / 16 + d * (d - 1) / 8)) + allowance
         dims = 1 + d + entries
     else:
         ddof = check_ddof(ddof, n, who=who)
-        per = (n - 1) / (n * (n - ddof))
+        # In units r_j·r_k every entry is at most ⌊n/2⌋⌈n/2⌉/(n(n − ddof)) ≤ n/(4(n − ddof)) in absolute value
+        # (Cauchy–Schwarz and Popoviciu), which bounds the error of its one rounding.
+        per = (n - 1) / (n * (n - ddof)) + float(rounding_allowance(n / (4 * (n - ddof))))
         l1, l2, dims = entries * per, math.sqrt(entries) * per, entries
 
     def post(v: np.ndarray) -> np.ndarray:

@@ -5,9 +5,10 @@
   guarantee, zero sensitivity adds no noise, unset or non-finite sensitivity and wrong parameter types are refused,
   seeded releases reproduce, inputs are not mutated, ``sensitivity_norm`` is a semimetric, the declared sensitivity
   bounds the neighbours' change, the noise matches its declared distribution, the sampler sets γ, and the auditor
-  does not refute the claim). :func:`parametrize_with_checks` turns the same checks into pytest cases.
+  does not refute the claim; opt-in, the searching auditor finds no refuting neighbour).
+  :func:`parametrize_with_checks` turns the same checks into pytest cases.
 * :func:`audit` gives a statistically valid lower bound on a mechanism's ε and δ; :func:`check_sensitivity` is its
-  sample-free grey-box companion.
+  sample-free grey-box companion; :func:`search_audit` searches adversarial neighbouring pairs for one that refutes.
 * :data:`EXAMPLE_CASES` holds a case for every built-in mechanism; a new built-in adds its case here.
 
 Example
@@ -44,6 +45,7 @@ from ._checks import (
     check_release_returns_response,
     check_response_reports_actual_guarantee,
     check_sampler_sets_gamma_sensitivity,
+    check_search_audit_passes,
     check_sensitivity_bounds_neighbour_change,
     check_sensitivity_norm_is_semimetric,
     check_wrong_privacy_params_type_is_refused,
@@ -51,6 +53,7 @@ from ._checks import (
     mechanism_checks,
 )
 from ._examples import EXAMPLE_CASES
+from ._search import PairResult, SearchReport, search_audit
 
 __all__ = [
     "DISTRIBUTIONAL_CHECKS",
@@ -59,6 +62,8 @@ __all__ = [
     "SLOW_CHECKS",
     "AuditReport",
     "MechCase",
+    "PairResult",
+    "SearchReport",
     "audit",
     "check_audit_passes",
     "check_infinite_sensitivity_is_refused",
@@ -70,6 +75,7 @@ __all__ = [
     "check_release_returns_response",
     "check_response_reports_actual_guarantee",
     "check_sampler_sets_gamma_sensitivity",
+    "check_search_audit_passes",
     "check_sensitivity",
     "check_sensitivity_bounds_neighbour_change",
     "check_sensitivity_norm_is_semimetric",
@@ -77,6 +83,7 @@ __all__ = [
     "check_zero_sensitivity_adds_no_noise",
     "mechanism_checks",
     "parametrize_with_checks",
+    "search_audit",
     "trailing_exponent",
 ]
 

@@ -22,6 +22,7 @@ from .._datasets import n_records
 from ..mechanisms.base import DPMech, NumericMech
 from ..privacy import Eps
 from ._stats import clopper_pearson_lower, clopper_pearson_upper
+from ._support import interpolation_lattice_level, lattice_points
 
 __all__ = ["AuditReport", "audit", "check_sensitivity", "trailing_exponent"]
 
@@ -29,6 +30,7 @@ _EXPLORE_LEVEL = 0.05
 _N_SELECTED = 4
 _MAX_COORDINATES = 8
 _QUANTILES = np.linspace(0.002, 0.998, 31)
+_STRUCTURAL = ("float-structure", "lattice")
 
 
 @attrs.frozen
@@ -177,13 +179,13 @@ def _as_numeric(samples: np.ndarray | list, n: int) -> np.ndarray | None:
 
 
 def trailing_exponent(y: np.ndarray) -> np.ndarray:
-    """The largest j with y a multiple of 2^j, elementwise (+inf for 0): the float structure of each output."""
+    """The largest j with y a multiple of 2^j, elementwise (+inf for 0, NaN for NaN/±inf): the float structure."""
     y = np.asarray(y, dtype=np.float64)
-    mant, exp = np.frexp(y)
+    mant, exp = np.frexp(np.where(np.isfinite(y), y, 0.0))  # NaN/±inf have no float structure
     m = np.abs(np.ldexp(mant, 53)).astype(np.int64)
     low = m & -m
     tz = np.log2(np.where(m == 0, 1, low).astype(np.float64))
-    return np.where(m == 0, np.inf, exp - 53 + tz)
+    return np.where(np.isfinite(y), np.where(m == 0, np.inf, exp - 53 + tz), np.nan)
 
 
 # ---- events -------------------------------------------------------------------------------------------------------
@@ -192,7 +194,7 @@ def trailing_exponent(y: np.ndarray) -> np.ndarray:
 @attrs.frozen
 class _Event:
     statistic: int
-    kind: str  # "ge", "le", "bin", "point"
+    kind: str  # "ge", "le", "bin", "point", "nonfinite"
     low: float
     high: float = math.nan
 
@@ -204,6 +206,8 @@ class _Event:
             return f"{s} ≤ {self.low:.6g}"
         if self.kind == "bin":
             return f"{self.low:.6g} ≤ {s} < {self.high:.6g}"
+        if self.kind == "nonfinite":
+            return f"{s} is NaN or ±inf"
         return f"{s} = {self.low:g}"
 
     def count(self, values: np.ndarray) -> int:
@@ -211,6 +215,8 @@ class _Event:
             return int(np.count_nonzero(values >= self.low))
         if self.kind == "le":
             return int(np.count_nonzero(values <= self.low))
+        if self.kind == "nonfinite":
+            return int(np.count_nonzero(~np.isfinite(values)))
         if self.kind == "bin":
             return int(np.count_nonzero((values >= self.low) & (values < self.high)))
         return int(np.count_nonzero(values == self.low))
@@ -249,11 +255,40 @@ def _statistics(
     return names, compute, anchors
 
 
+def _with_lattices(
+    mechanism: DPMech,
+    datasets: tuple[Any, Any],
+    d: int,
+    statistics: tuple[list[str], Callable[[np.ndarray], list[np.ndarray]], list[np.ndarray]],
+) -> tuple[list[str], Callable[[np.ndarray], list[np.ndarray]], list[np.ndarray]]:
+    """Add the interpolation-lattice statistics of each 1-D dataset (see ``_support``): a data-dependent support."""
+    names, compute, anchors = statistics
+    lattices = [(label, lattice_points(mechanism, data)) for label, data in zip(("D", "D′"), datasets, strict=True)]
+    lattices = [(label, pts) for label, pts in lattices if pts is not None]
+    coords = range(min(d, _MAX_COORDINATES))
+    if not lattices:
+        return statistics
+    extra = [
+        f"lattice of {label} (y[{c}])" if d > 1 else f"lattice of {label} (y)" for label, _ in lattices for c in coords
+    ]
+
+    def with_lattices(sample: np.ndarray) -> list[np.ndarray]:
+        out = compute(sample)
+        out.extend(interpolation_lattice_level(sample[:, c], pts) for _, pts in lattices for c in coords)
+        return out
+
+    return names + extra, with_lattices, anchors + [np.array([])] * len(extra)
+
+
 def _candidate_events(pooled: list[np.ndarray], anchors: list[np.ndarray], names: list[str]) -> list[_Event]:
     events: list[_Event] = []
     for i, values in enumerate(pooled):
         finite = values[np.isfinite(values)]
-        if names[i].startswith("float-structure"):
+        structural = names[i].startswith(_STRUCTURAL)
+        if not structural:
+            # A finite input that yields NaN or ±inf on one side only (a clip bypassed by overflow) is an event.
+            events.append(_Event(i, "nonfinite", math.nan))
+        if structural:
             levels = np.unique(finite)
             if levels.size > 200:
                 levels = np.unique(np.quantile(finite, np.linspace(0, 1, 200), method="inverted_cdf"))
@@ -264,7 +299,7 @@ def _candidate_events(pooled: list[np.ndarray], anchors: list[np.ndarray], names
             cuts = anchors[i]
         cuts = np.unique(cuts[np.isfinite(cuts)])
         distinct = np.unique(finite)
-        if not names[i].startswith("float-structure") and distinct.size <= 100:
+        if not structural and distinct.size <= 100:
             events.extend(_Event(i, "point", float(v)) for v in distinct)
         for t in cuts:
             events.append(_Event(i, "ge", float(t)))
@@ -287,6 +322,8 @@ def _counts(events: list[_Event], stats_values: list[np.ndarray]) -> np.ndarray:
             out[k] = np.searchsorted(v, ev.low, side="right")
         elif ev.kind == "bin":
             out[k] = np.searchsorted(v, ev.high, side="left") - np.searchsorted(v, ev.low, side="left")
+        elif ev.kind == "nonfinite":
+            out[k] = n - np.searchsorted(v, np.inf, side="left") + np.searchsorted(v, -np.inf, side="right")
         else:
             out[k] = np.searchsorted(v, ev.low, side="right") - np.searchsorted(v, ev.low, side="left")
     return out
@@ -391,7 +428,9 @@ def audit(
             centre_b = mechanism._evaluate(mechanism.target(X_neighbour)).ravel().astype(np.float64)
         else:
             centre_a, centre_b = np.median(num[0], axis=0), np.median(num[1], axis=0)
-        names, compute, anchors = _statistics(num[0], num[1], centre_a, centre_b)
+        names, compute, anchors = _with_lattices(
+            mechanism, (X, X_neighbour), num[0].shape[1], _statistics(num[0], num[1], centre_a, centre_b)
+        )
         explore_stats = (compute(num[0]), compute(num[1]))
         confirm_stats = (
             compute(_as_numeric(confirm_a, n_confirm)),

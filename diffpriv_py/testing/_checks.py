@@ -27,6 +27,7 @@ __all__ = [
     "check_release_returns_response",
     "check_response_reports_actual_guarantee",
     "check_sampler_sets_gamma_sensitivity",
+    "check_search_audit_passes",
     "check_sensitivity_bounds_neighbour_change",
     "check_sensitivity_norm_is_semimetric",
     "check_wrong_privacy_params_type_is_refused",
@@ -37,10 +38,14 @@ __all__ = [
 KS_P_THRESHOLD = 1e-20
 """p-value below which a distribution test fails: a correct mechanism fails with probability below 1e-20."""
 
-SLOW_CHECKS = frozenset({"check_noise_matches_distribution", "check_sampler_sets_gamma_sensitivity"})
+SLOW_CHECKS = frozenset(
+    {"check_noise_matches_distribution", "check_sampler_sets_gamma_sensitivity", "check_search_audit_passes"}
+)
 """Checks that draw many samples or run the sensitivity sampler (marked ``slow`` by parametrize_with_checks)."""
 
-DISTRIBUTIONAL_CHECKS = frozenset({"check_noise_matches_distribution", "check_audit_passes"})
+DISTRIBUTIONAL_CHECKS = frozenset(
+    {"check_noise_matches_distribution", "check_audit_passes", "check_search_audit_passes"}
+)
 """Checks that need many releases; skipped for a case with ``distributional=False`` (e.g. an estimator)."""
 
 
@@ -82,6 +87,9 @@ class MechCase:
         each a deliberate, documented exception.
     audit_n : int, optional
         Samples per dataset for the audit check (default: the auditor's default for the mechanism).
+    search : bool, default False
+        Opt in to ``check_search_audit_passes``: :func:`~diffpriv_py.testing.search_audit` over neighbours of
+        ``dataset`` made from the records of the case (so a target that assumes a data domain is searched inside it).
     """
 
     mechanism: DPMech
@@ -94,6 +102,7 @@ class MechCase:
     slow: bool = False
     skip: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     audit_n: int | None = None
+    search: bool = False
 
     @property
     def name(self) -> str:
@@ -359,6 +368,36 @@ def check_audit_passes(case: MechCase) -> None:
     assert report.passed, f"the auditor refuted the claim: {report}"
 
 
+def _observed_records(case: MechCase) -> list | None:
+    """The distinct records of the case's two datasets (at most 16): replacements inside the case's data domain."""
+    a, b = case.dataset, case.neighbour
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim in (1, 2) and a.shape[1:] == b.shape[1:]:
+        return list(np.unique(np.concatenate([a, b]), axis=0)[:16])
+    if isinstance(a, list) and isinstance(b, list):
+        try:
+            return list(dict.fromkeys([*a, *b]))[:16]
+        except TypeError:
+            return None
+    return None
+
+
+def check_search_audit_passes(case: MechCase) -> None:
+    """The searching auditor finds no neighbour of the case's dataset, built from the case's own records (1e-9/ulp
+    moves and swaps), on which the claim is refuted (α = 1e-6, a 5-second budget). Opt-in: ``MechCase(search=True)``."""
+    from ._search import search_audit
+
+    report = search_audit(
+        case.mechanism,
+        case.dataset,
+        case.privacy_params,
+        rng=7,
+        time_budget=5.0,
+        explore_pairs=4,
+        replacements=_observed_records(case),
+    )
+    assert report.passed, f"the searching auditor refuted the claim: {report}"
+
+
 ALL_CHECKS: tuple[Callable[[MechCase], None], ...] = (
     check_release_returns_response,
     check_response_reports_actual_guarantee,
@@ -373,6 +412,7 @@ ALL_CHECKS: tuple[Callable[[MechCase], None], ...] = (
     check_noise_matches_distribution,
     check_sampler_sets_gamma_sensitivity,
     check_audit_passes,
+    check_search_audit_passes,
 )
 
 
@@ -383,5 +423,7 @@ def mechanism_checks(case: MechCase) -> Iterator[Callable[[MechCase], None]]:
         if name in case.skip:
             continue
         if not case.distributional and name in DISTRIBUTIONAL_CHECKS:
+            continue
+        if name == "check_search_audit_passes" and not case.search:
             continue
         yield check

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import attrs
 import numpy as np
 
 from ..mechanisms import Bernstein, DiscreteLaplace, Exponential, Gaussian, Laplace
@@ -61,7 +62,8 @@ def _cases() -> list[MechCase]:
     C, C2 = _count_pair()
     L, L2 = _letters_pair()
     eps, dl = Eps(1.0), Del(1.0, 1e-5)
-    float_reason = frozenset({"check_audit_passes"})  # the opt-in float sampler is broken by design (Mironov 2012)
+    # The opt-in float sampler is broken by design (Mironov 2012).
+    float_reason = frozenset({"check_audit_passes", "check_search_audit_passes"})
     cases = [
         MechCase(mechanism=Laplace(target=_mean, sensitivity=1 / _N), privacy_params=eps, dataset=X, neighbour=X2),
         MechCase(
@@ -110,7 +112,7 @@ def _cases() -> list[MechCase]:
     for method in ("exponential", "permute_and_flip"):
         mech = Exponential(target=_letter_scores, response_set=list("abcdefghij"), sensitivity=1, method=method)
         cases.append(MechCase(mechanism=mech, privacy_params=eps, dataset=L, neighbour=L2))
-    return cases
+    return [attrs.evolve(case, search=True) for case in cases]
 
 
 EXAMPLE_CASES: list[MechCase] = _cases()

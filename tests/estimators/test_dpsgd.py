@@ -412,24 +412,25 @@ def test_the_sensitivity_cannot_be_set_below_the_clipping_norm():
 
 
 @pytest.mark.parametrize(
-    ("data", "error", "match"),
+    ("data", "error", "match", "charged"),
     [
-        ((np.zeros((6, 2)), np.array([0.0, 1.0, np.nan, 1.0, 0.0, 1.0])), ValueError, "NaN"),
-        ((np.zeros((6, 2)), np.array([0, 1, 1, 1, 0, 2])), ValueError, "not in classes"),
-        ((np.zeros((6, 2)), np.array([0, 1, 1, 1, 0])), ValueError, "one label per row"),
-        ((np.zeros((6, 2)), np.array([0j, 1, 1, 1, 0, 1])), TypeError, "complex"),
-        ((np.zeros((6, 2)) + 1j, np.arange(6) % 2), TypeError, "complex"),
-        ((np.zeros((6, 2, 1)), np.arange(6) % 2), ValueError, "2-D"),
-        (np.zeros((6, 2)), TypeError, "tuple"),
+        ((np.zeros((6, 2)), np.array([0.0, 1.0, np.nan, 1.0, 0.0, 1.0])), ValueError, "NaN", True),
+        ((np.zeros((6, 2)), np.array([0, 1, 1, 1, 0, 2])), ValueError, "not in classes", True),
+        ((np.zeros((6, 2)), np.array([0, 1, 1, 1, 0])), ValueError, "one label per row", False),
+        ((np.zeros((6, 2)), np.array([0j, 1, 1, 1, 0, 1])), TypeError, "complex", False),
+        ((np.zeros((6, 2)) + 1j, np.arange(6) % 2), TypeError, "complex", False),
+        ((np.zeros((6, 2, 1)), np.arange(6) % 2), ValueError, "2-D", False),
+        (np.zeros((6, 2)), TypeError, "tuple", False),
     ],
 )
-def test_bad_labels_and_features_are_refused_before_the_budget_is_charged(data, error, match):
-    """NaN/complex/unknown labels, a length mismatch, complex or 3-D X raise with nothing charged to the ledger."""
+def test_bad_labels_and_features_are_refused_and_only_label_values_cost_budget(data, error, match, charged):
+    """A length mismatch, complex or 3-D X, or no (X, y) tuple: refused with nothing charged. NaN or unknown label
+    values are private: refused after the charge, with a note saying so."""
     acc = Accountant(budget=dp.Del(5.0, 1e-5))
     mech = DPSGDClassifier(hidden_layer_sizes=(), sampling_rate=0.5, epochs=1, classes=[0, 1])
     with pytest.raises(error, match=match):
         mech.release_response(dp.Del(1.0, 1e-5), data, rng=0, accountant=acc)
-    assert len(acc.ledger) == 0
+    assert len(acc.ledger) == (1 if charged else 0)
 
 
 def test_a_nan_label_is_refused_without_classes_instead_of_becoming_a_class():

@@ -391,23 +391,25 @@ def test_a_sampled_sensitivity_below_the_bound_is_kept_with_its_random_dp_guaran
 
 
 @pytest.mark.parametrize(
-    ("y", "error", "match"),
+    ("y", "error", "match", "charged"),
     [
-        (np.array([0.0, 1.0, np.nan, 1.0, 0.0, 1.0]), ValueError, "NaN"),
-        (np.array([0, 1, None, 1, 0, 1], dtype=object), ValueError, "labels that are not in classes"),
-        (np.array([0, 1, 1, 1, 0, 2]), ValueError, "not in classes"),
-        (np.array([0, 1, 1, 1, 0]), ValueError, "one label per row"),
-        (np.array([0j, 1, 1, 1, 0, 1]), TypeError, "complex"),
+        (np.array([0.0, 1.0, np.nan, 1.0, 0.0, 1.0]), ValueError, "NaN", True),
+        (np.array([0, 1, None, 1, 0, 1], dtype=object), ValueError, "labels that are not in classes", True),
+        (np.array([0, 1, 1, 1, 0, 2]), ValueError, "not in classes", True),
+        (np.array([0, 1, 1, 1, 0]), ValueError, "one label per row", False),
+        (np.array([0j, 1, 1, 1, 0, 1]), TypeError, "complex", False),
     ],
 )
 @pytest.mark.parametrize("estimator", [LogisticRegression, SVM])
-def test_bad_labels_are_refused_before_the_budget_is_charged(estimator, y, error, match):
-    """NaN, complex, unknown or too few labels raise before the accountant is charged: its ledger stays empty."""
+def test_bad_labels_are_refused_and_only_their_values_cost_budget(estimator, y, error, match, charged):
+    """A wrong form (length, complex) is refused before the charge; NaN or unknown label *values* are private, so
+    they are refused after it, and the error says the budget was spent."""
     X = np.linspace(-1, 1, 12).reshape(6, 2)
     acc = dp.Accountant(budget=dp.Eps(5.0))
-    with pytest.raises(error, match=match):
+    with pytest.raises(error, match=match) as caught:
         estimator(0.01, data_norm=1.0, classes=[0, 1]).release_response(dp.Eps(1.0), (X, y), rng=0, accountant=acc)
-    assert len(acc.ledger) == 0
+    assert len(acc.ledger) == (1 if charged else 0)
+    assert charged == any("was charged" in note for note in getattr(caught.value, "__notes__", []))
 
 
 def test_a_nan_label_never_becomes_a_class_of_its_own():

@@ -313,7 +313,7 @@ def test_median_test_error_does_not_increase_with_epsilon(method):
 
 
 def test_functional_mechanism_without_a_ridge_is_not_monotone_which_the_check_above_catches():
-    """The bug the ridge fixes (algorithms.md §4.3): with reg_lambda=0 the median error rises with ε somewhere."""
+    """The bug the ridge fixes (seen in our earlier runs): with reg_lambda=0 the median error rises with ε somewhere."""
     X, y, _ = _data(5000, 30, 0)
     train, test = (X[1000:], y[1000:]), (X[:1000], y[:1000])
     mech = LinearRegression(method="functional", data_norm=1.0, label_bound=1.0, reg_lambda=0.0)

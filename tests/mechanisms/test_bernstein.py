@@ -329,7 +329,7 @@ def test_r_vignette_kernel_regression_release_runs_end_to_end():
     assert r.response(np.linspace(0, 1, 50)).shape == (50,)
 
 
-# ---- acceptance: private KDE (algorithms.md §5.2) ---------------------------------------------------------------
+# ---- acceptance: private KDE (Aldà & Rubinstein 2017) --------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -352,7 +352,7 @@ def _half_l1(kde_study, k, order, epsilon, runs, seed):
 @pytest.mark.slow
 @pytest.mark.parametrize(("k", "order", "expected"), [(5, 1, 0.615), (10, 3, 0.280), (20, 3, 0.135), (40, 3, 0.043)])
 def test_kde_approximation_error_matches_the_reference_table(kde_study, k, order, expected):
-    """Noise-free sup error of the (iterated) Bernstein KDE is within 10 % of algorithms.md §5.2's measurements."""
+    """Noise-free sup error of the (iterated) Bernstein KDE is within 10 % of our earlier reference measurements."""
     data, grid, exact, _ = kde_study
     approx = dp.bernstein(kde_target(data), dims=1, k=k, order=order, vectorized=True)
     assert np.max(np.abs(approx(grid) - exact)) == pytest.approx(expected, rel=0.10)

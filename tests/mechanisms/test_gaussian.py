@@ -13,7 +13,7 @@ from diffpriv_py.mechanisms.gaussian import analytic_gaussian_sigma, gaussian_de
 
 @pytest.mark.parametrize(
     ("epsilon", "delta", "ratio"),
-    # Analytic σ / classic σ at Δ = 1, from reliability.md §4.1 (Balle & Wang 2018).
+    # Analytic σ / classic σ at Δ = 1, from Balle & Wang (2018), Table 1 and Theorem 8.
     [(0.1, 1e-5, 0.635), (1.0, 1e-5, 0.770), (5.0, 1e-5, 0.920), (10.0, 1e-5, 1.032), (20.0, 1e-5, 1.197)],
 )
 def test_analytic_sigma_matches_published_ratios(epsilon, delta, ratio):

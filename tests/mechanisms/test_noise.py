@@ -209,7 +209,7 @@ def test_discrete_laplace_noise_follows_the_geometric_law():
 
 
 def test_rng_none_is_an_unpredictable_aes_counter_stream():
-    """rng=None gives a Generator on AES-CTR keyed from the OS, different on every call (never a fixed seed)."""
+    """rng=None gives a Generator on AES-CTR keyed from the OS, whose draws differ on every call (no fixed seed)."""
     from randomgen import AESCounter
 
     from diffpriv_py._rng import as_generator

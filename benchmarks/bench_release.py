@@ -1,0 +1,198 @@
+"""Per-release overhead and import time: one small release at a time, beside numpy and diffprivlib.
+
+Run: ``PYTHONPATH=. python benchmarks/bench_release.py`` (diffpriv_py and numpy), or, to add diffprivlib (which needs
+scikit-learn < 1.8), in a separate environment::
+
+    python -m venv /work/venv-dpl
+    /work/venv-dpl/bin/pip install diffprivlib "scikit-learn<1.8" attrs randomgen threadpoolctl
+    PYTHONPATH=. /work/venv-dpl/bin/python benchmarks/bench_release.py
+
+Every figure is CPU time per call (``time.process_time``, so a busy neighbour on a shared machine does not count),
+the median of several rounds in which all contenders of a row are timed in turn (interleaved), with BLAS on one
+thread. Prints Markdown table rows for benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+import diffpriv_py as dp
+
+ROUNDS = 7
+
+
+def per_call(fns: dict[str, object], calls: int) -> dict[str, float]:
+    """Median CPU seconds per call of each function, timed in interleaved rounds."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for fn in fns.values():
+        fn()  # warm-up (imports, caches)
+    for _ in range(ROUNDS):
+        for name, fn in fns.items():
+            start = time.process_time()
+            for _ in range(calls):
+                fn()
+            times[name].append((time.process_time() - start) / calls)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def peers():
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import diffprivlib
+    except ImportError:
+        return None
+    return diffprivlib
+
+
+def row(name: str, t: dict[str, float], ours: str, ref: str | None) -> None:
+    us = {k: f"{v * 1e6:.1f}" for k, v in t.items()}
+    ratio = f"{t[ours] / t[ref]:.2f}×" if ref in t else "–"
+    print(f"| {name} | {us[ours]} | {us.get('numpy', '–')} | {us.get('diffprivlib', '–')} | {ratio} |", flush=True)
+
+
+def scalar_rows(dpl) -> None:
+    print("| release (one value) | diffpriv_py µs | numpy µs | diffprivlib µs | ours / diffprivlib |")
+    print("|---|---|---|---|---|")
+    gen = np.random.default_rng(0)
+    eps, delta = dp.Eps(1.0), dp.Del(1.0, 1e-6)
+    identity = float
+    lap = dp.Laplace(target=identity, sensitivity=1.0)
+    gau = dp.Gaussian(target=identity, sensitivity=1.0)
+    x10 = np.linspace(0.0, 1.0, 10)
+    mean_mech = dp.Laplace(target=np.mean, sensitivity=0.1)
+    cases = [
+        ("Laplace, seed", lambda: lap.release_response(eps, 0.5, rng=1), lambda: gen.laplace(0.5, 1.0), "lap"),
+        ("Laplace, rng=None", lambda: lap.release_response(eps, 0.5), lambda: gen.laplace(0.5, 1.0), "lap"),
+        ("Gaussian, seed", lambda: gau.release_response(delta, 0.5, rng=1), lambda: gen.normal(0.5, 1.0), "gau"),
+        ("Gaussian, rng=None", lambda: gau.release_response(delta, 0.5), lambda: gen.normal(0.5, 1.0), "gau"),
+        (
+            "Laplace(target=np.mean) of 10 values, seed",
+            lambda: mean_mech.release_response(eps, x10, rng=1),
+            None,
+            "mean",
+        ),
+        ("Laplace(target=np.mean) of 10 values, rng=None", lambda: mean_mech.release_response(eps, x10), None, "mean"),
+        ("dp.stats.mean of 10 values, seed", lambda: dp.stats.mean(x10, eps, bounds=(0, 1), rng=1), None, "mean"),
+        ("dp.stats.mean of 10 values, rng=None", lambda: dp.stats.mean(x10, eps, bounds=(0, 1)), None, "mean"),
+    ]
+    if dpl is not None:
+        dlap = dpl.mechanisms.Laplace(epsilon=1.0, sensitivity=1.0)
+        dgau = dpl.mechanisms.GaussianAnalytic(epsilon=1.0, delta=1e-6, sensitivity=1.0)
+        acc = dpl.BudgetAccountant()
+        refs = {
+            "lap": lambda: dlap.randomise(0.5),
+            "gau": lambda: dgau.randomise(0.5),
+            "mean": lambda: dpl.tools.mean(x10, epsilon=1.0, bounds=(0, 1), accountant=acc),
+        }
+    for name, ours, numpy_fn, kind in cases:
+        fns = {"ours": ours}
+        if numpy_fn is not None:
+            fns["numpy"] = numpy_fn
+        if dpl is not None:
+            fns["diffprivlib"] = refs[kind]
+        row(name, per_call(fns, 2000), "ours", "diffprivlib" if dpl is not None else None)
+
+
+def many_rows(dpl) -> None:
+    groups = np.random.default_rng(1).uniform(0.0, 1.0, size=(10_000, 10))
+    eps = dp.Eps(1.0)
+    mean_mech = dp.Laplace(target=np.mean, sensitivity=0.1)
+
+    def ours_stats():
+        for g in groups:
+            dp.stats.mean(g, eps, bounds=(0, 1))
+
+    def ours_mech():
+        for g in groups:
+            mean_mech.release_response(eps, g)
+
+    fns = {"stats": ours_stats, "mech": ours_mech}
+    if dpl is not None:
+        acc = dpl.BudgetAccountant()
+
+        def theirs():
+            for g in groups:
+                dpl.tools.mean(g, epsilon=1.0, bounds=(0, 1), accountant=acc)
+
+        fns["diffprivlib"] = theirs
+    global ROUNDS
+    saved, ROUNDS = ROUNDS, 3
+    t = {k: v / len(groups) for k, v in per_call(fns, 1).items()}
+    ROUNDS = saved
+    print()
+    print("| 10⁴ groups of 10 values, one release per group (rng=None) | µs per release | ours / diffprivlib |")
+    print("|---|---|---|")
+    for key, name in [
+        ("stats", "dp.stats.mean"),
+        ("mech", "Laplace(target=np.mean)"),
+        ("diffprivlib", "diffprivlib.tools.mean"),
+    ]:
+        if key in t:
+            ratio = f"{t[key] / t['diffprivlib']:.2f}×" if "diffprivlib" in t else "–"
+            print(f"| {name} | {t[key] * 1e6:.1f} | {ratio} |", flush=True)
+
+
+def large_rows(n: int = 10**7) -> None:
+    """Safe releases of n values against numpy's own draws on the same AES-CTR generator, CPU time, interleaved."""
+    from diffpriv_py._rng import secure_generator
+
+    x = np.zeros(n)
+    aes = secure_generator()
+    lap = dp.Laplace(target=lambda v: v, sensitivity=1.0)
+    gau = dp.Gaussian(target=lambda v: v, sensitivity=1.0)
+    eps, delta = dp.Eps(1.0), dp.Del(1.0, 1e-6)
+    fns = {
+        "numpy laplace": lambda: aes.laplace(0.0, 1.0, n),
+        "Laplace": lambda: lap.release_response(eps, x),
+        "numpy normal": lambda: aes.normal(0.0, 1.0, n),
+        "Gaussian": lambda: gau.release_response(delta, x),
+    }
+    global ROUNDS
+    saved, ROUNDS = ROUNDS, 5
+    t = per_call(fns, 1)
+    ROUNDS = saved
+    print()
+    print(f"| {n:.0e} values, rng=None (AES-CTR), CPU | ms | numpy ms (same generator) | ratio |")
+    print("|---|---|---|---|")
+    for name, ref in [("Laplace", "numpy laplace"), ("Gaussian", "numpy normal")]:
+        print(f"| {name} release (safe) | {t[name] * 1e3:.0f} | {t[ref] * 1e3:.0f} ({ref}) | {t[name] / t[ref]:.2f}× |")
+
+
+def import_rows(runs: int = 7) -> None:
+    """CPU time of `import numpy` and `import diffpriv_py` (numpy included), each in fresh interpreters, interleaved."""
+    code = "import time; t = time.process_time(); import {}; print(time.process_time() - t)"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__)))])}
+    times: dict[str, list[float]] = {"numpy": [], "diffpriv_py": []}
+    for _ in range(runs):
+        for module in times:
+            out = subprocess.run([sys.executable, "-c", code.format(module)], capture_output=True, text=True, env=env)
+            times[module].append(float(out.stdout))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print()
+    print("| import (fresh interpreter, CPU) | ms | ratio to numpy |")
+    print("|---|---|---|")
+    for module, t in med.items():
+        print(f"| import {module} | {t * 1e3:.0f} | {t / med['numpy']:.2f}× |", flush=True)
+
+
+if __name__ == "__main__":
+    from threadpoolctl import threadpool_limits
+
+    dpl = peers()
+    with threadpool_limits(1):
+        scalar_rows(dpl)
+        many_rows(dpl)
+        large_rows()
+    import_rows()

@@ -1,0 +1,380 @@
+"""Exact aggregation on a public fixed-point grid: clipped sums whose floating-point value has a provable sensitivity.
+
+A floating-point sum of clipped values can move by far more than the clipping width when one record is replaced
+(Casacuberta et al., "Widespread underestimation of sensitivity in differentially private libraries and how to fix
+it", CCS 2022): with bounds (2⁴³, 2⁴³ + 1) every addition rounds to a multiple of 2⁻⁹ · 2⁴³ ≫ 1 … and the rounding
+depends on the order and on the other records. Here every value is first mapped to an *integer* index on a public
+grid relative to its bounds,
+
+    k = rint(clip((x − origin) · scale, low, high)) ∈ {low, …, high} ⊂ {0, …, 2ᵇ},   scale = 2ᵇ / width,
+
+and integers are summed exactly: integer-valued float64 blocks whose partial sums stay below 2⁵³ are summed exactly
+by numpy in *any* order (pairwise, BLAS, FMA), and the block totals are accumulated as Python integers. The grid
+depends only on the public bounds and the public number of columns, so in-memory, chunked and dask evaluations of the
+same data give the same integers, bit for bit.
+
+Privacy needs only that the index map is a fixed, data-independent function into {low, …, high}: whatever rounding
+happens inside ``(x − origin) · scale``, one value moves the exact integer sum by at most ``high − low``. Huge or
+infinite values become ±inf there and are clipped; NaN (the only non-finite value that survives) is the caller's
+business (``nan_policy``). The only floating-point rounding left in a target is its final conversion of exact integers
+to float64 (one correctly rounded operation per output), covered by :func:`rounding_allowance`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+import numpy as np
+
+__all__ = [
+    "BLOCK",
+    "BLOCK_SUMS",
+    "UNIT_ROUNDOFF",
+    "Grid",
+    "GridSums",
+    "clip_rows_to_norm",
+    "exact_ratio",
+    "grid_gram",
+    "grid_rows",
+    "grid_sums",
+    "record_bits",
+    "rounding_allowance",
+    "row_norms",
+    "square_bits",
+    "sum_bits",
+    "to_units",
+]
+
+BLOCK = 1 << 16
+"""Values per block of sums of squares and products: every such float reduction covers at most ``max(BLOCK, d)``
+values (a smaller block leaves more grid bits for the squares)."""
+
+BLOCK_SUMS = 1 << 17
+"""Values per block of plain sums (1 MB, measured fastest: fewer Python steps, still cache-resident); every such
+float reduction covers at most ``max(BLOCK_SUMS, d)`` values."""
+
+UNIT_ROUNDOFF = 2.0**-53
+"""Relative error of one correctly rounded float64 operation (round to nearest)."""
+
+_EXACT_BITS = 52
+"""Partial sums are kept ≤ 2⁵² in magnitude: every integer up to 2⁵³ is a float64, with one bit of slack."""
+
+
+def _log2_ceil(values: int) -> int:
+    return max(0, (max(1, values) - 1).bit_length())
+
+
+def sum_bits(width: int) -> int:
+    """Grid bits b for sums: ``max(BLOCK_SUMS, width)`` indices ≤ 2ᵇ sum to at most 2⁵² (exact in any order)."""
+    return _EXACT_BITS - _log2_ceil(max(BLOCK_SUMS, width))
+
+
+def square_bits(width: int, *, per_record: int = 1) -> int:
+    """Grid bits b for sums of squares and products: ``max(BLOCK, width)`` terms ≤ 2²ᵇ sum to at most 2⁵².
+
+    ``per_record`` > 1 (per-record variances of ``per_record`` values) also keeps ``per_record`` · Σk² ≤ 2⁵², so the
+    integer combination m·Σk² − (Σk)² is exact in float64.
+    """
+    bits = (_EXACT_BITS - _log2_ceil(max(BLOCK, width))) // 2
+    if per_record > 1:
+        bits = min(bits, (_EXACT_BITS - 2 * _log2_ceil(per_record)) // 2)
+    return max(bits, 1)
+
+
+def rounding_allowance(max_abs: Any, roundings: int = 1) -> Any:
+    """Largest |fl(a) − fl(a′) − (a − a′)| when a, a′ (|·| ≤ ``max_abs``) are each computed with ``roundings``
+    correctly rounded operations from exact values: 2·((1 + u)ʳ − 1)·max|a| ≤ 2·r·u·(1 + r·u)·max|a|."""
+    r = roundings
+    return 2.0 * r * UNIT_ROUNDOFF * (1.0 + r * UNIT_ROUNDOFF) * np.asarray(max_abs, dtype=np.float64)
+
+
+@attrs.frozen(eq=False)
+class Grid:
+    """A public fixed-point grid: the value x of a column becomes the integer k = rint(clip((x − origin)·scale,
+    low, high)); ``offset`` is the index that stands for "nothing" (a missing value, or the centre)."""
+
+    origin: np.ndarray
+    scale: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    offset: np.ndarray
+    bits: int
+
+    @classmethod
+    def over(
+        cls,
+        lower: np.ndarray,
+        upper: np.ndarray,
+        bits: int,
+        *,
+        pooled: bool,
+        offset: str = "origin",
+        who: str = "dp.stats",
+    ) -> Grid:
+        """The grid of 2ᵇ steps across public bounds (one grid per column, or one ``pooled`` grid for all columns).
+
+        ``offset``: ``"origin"`` (index 0), ``"centre"`` (index 2ᵇ⁻¹, so k − offset ∈ [−2ᵇ⁻¹, 2ᵇ⁻¹]) or ``"zero"``
+        (the index of the value 0, which the grid then spans too: a missing value contributes 0 to a sum).
+        """
+        lo = np.asarray(lower, dtype=np.float64)
+        hi = np.asarray(upper, dtype=np.float64)
+        if lo.ndim == 0 and hi.ndim == 0 and offset != "zero":
+            pooled = False  # one pair of bounds: the pooled grid is the full grid {0, …, 2ᵇ}
+        a, b = (lo.min(), hi.max()) if pooled else (lo, hi)
+        if offset == "zero":
+            a, b = np.minimum(a, 0.0), np.maximum(b, 0.0)
+        with np.errstate(over="ignore", divide="ignore"):
+            width = np.asarray(b - a, dtype=np.float64)
+            scale = np.asarray(2.0**bits / width, dtype=np.float64)
+        if not (np.all(np.isfinite(width)) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
+            raise ValueError(
+                f"The bounds of {who} cannot carry an exact fixed-point grid of 2^{bits} steps: their width "
+                f"{width!r} must be a finite positive float64 with 2^{bits}/width finite (so above about 1e-290 and "
+                "below about 1.8e308). Pass bounds of a representable width (rescale the data if needed)."
+            )
+        top = float(2**bits)
+        if pooled or offset == "zero":
+            with np.errstate(over="ignore", invalid="ignore"):
+                low = np.clip(np.ceil((lo - a) * scale), 0.0, top)
+                high = np.clip(np.floor((hi - a) * scale), 0.0, top)
+            high = np.maximum(high, low)  # a column narrower than one step sits on one index
+        else:
+            low, high = np.zeros_like(lo), np.full_like(hi, top)
+        if offset == "centre":
+            off = np.full_like(np.asarray(a), top / 2)
+        elif offset == "zero":
+            off = np.clip(np.rint(-a * scale), 0.0, top)
+        else:
+            off = np.zeros_like(np.asarray(a))
+        return cls(origin=np.asarray(a), scale=scale, low=low, high=high, offset=np.asarray(off), bits=bits)
+
+    def spans(self, d: int) -> np.ndarray:
+        """Per column, the largest change of k − offset when a value is replaced (by another value or by NaN)."""
+        low = np.broadcast_to(self.low - self.offset, (d,))
+        high = np.broadcast_to(self.high - self.offset, (d,))
+        return np.maximum(high, 0.0) - np.minimum(low, 0.0)
+
+    def index(self, block: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """The integer-valued indices of a block (NaN stays NaN), computed in ``out``."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.subtract(block, self.origin, out=out)
+            np.multiply(out, self.scale, out=out)
+        np.clip(out, self.low, self.high, out=out)
+        return np.rint(out, out=out)
+
+    def unit(self) -> np.ndarray:
+        """Data units per index unit scaled by 2ᵇ (≈ the width), to map released values back (post-processing)."""
+        return np.asarray(2.0**self.bits / self.scale)
+
+
+@attrs.frozen(eq=False)
+class GridSums:
+    """Exact sums of k − offset over the values of each statistic (Python ints; int64 per record for axis=1).
+
+    ``values`` is the number of values per statistic, ``present`` the number of non-NaN ones (a NaN counts as the
+    offset, i.e. contributes 0), ``s1`` = Σ(k − offset) and ``s2`` = Σ(k − offset)² (when requested).
+    """
+
+    values: Any
+    present: Any
+    s1: Any
+    s2: Any = None
+
+    def __add__(self, other: GridSums) -> GridSums:
+        s2 = None if self.s2 is None else self.s2 + other.s2
+        return GridSums(self.values + other.values, self.present + other.present, self.s1 + other.s1, s2)
+
+
+def _exact(total: np.ndarray | np.floating) -> Any:
+    """Integer-valued float64 block totals (|·| ≤ 2⁵²) as Python ints (object arrays keep arbitrary precision)."""
+    arr = np.asarray(total)
+    if arr.ndim == 0:
+        return int(arr)
+    return arr.astype(np.int64).astype(object)
+
+
+def grid_sums(data: np.ndarray, grid: Grid, axis: int | None, order: int) -> GridSums:
+    """Exact Σ(k − offset) (and Σ(k − offset)² for ``order=2``) per statistic: pooled for ``axis=None`` or 1-D data,
+    per column for ``axis=0``, per record for ``axis=1``; the grid's bits must suit the width (:func:`sum_bits`)."""
+    n = data.shape[0]
+    x2 = data.reshape(n, -1)
+    d = x2.shape[1]
+    rows = max(1, (BLOCK if order >= 2 else BLOCK_SUMS) // d)
+    pooled = data.ndim == 1 or axis is None
+    buf = np.empty((min(rows, n), d))
+    off = grid.offset
+    has_offset = bool(np.any(off != 0))
+    s1: Any
+    s2: Any
+    present: Any
+    if axis == 1:
+        s1 = np.empty(n)
+        s2 = np.empty(n) if order >= 2 else None
+        present = np.full(n, d, dtype=np.int64)
+    else:
+        s1 = 0 if pooled else np.zeros(d, dtype=np.int64).astype(object)
+        s2 = (0 if pooled else np.zeros(d, dtype=np.int64).astype(object)) if order >= 2 else None
+        present = 0 if pooled else np.zeros(d, dtype=np.int64)
+
+    def reduce(a: np.ndarray) -> Any:
+        if pooled:
+            return np.add.reduce(a, axis=None)
+        return a.sum(axis=1 if axis == 1 else 0)
+
+    for start in range(0, n, rows):
+        block = x2[start : start + rows]
+        k = grid.index(block, buf[: block.shape[0]])
+        total = reduce(k)
+        # A NaN makes the exact block total NaN, so the common case pays no extra pass to look for missing values.
+        missing = None
+        if np.isnan(total).any():
+            missing = np.isnan(k)
+            k[missing] = np.broadcast_to(off, k.shape)[missing]
+            total = reduce(k)
+        if has_offset:
+            np.subtract(k, off, out=k)
+            total = reduce(k)
+        if axis == 1:
+            s1[start : start + k.shape[0]] = total
+            if missing is not None:
+                present[start : start + k.shape[0]] -= missing.sum(axis=1)
+        else:
+            s1 = s1 + _exact(total)
+            lost = 0 if missing is None else (missing.sum() if pooled else missing.sum(axis=0))
+            present = present + (block.shape[0] * (d if pooled else 1) - lost)
+        if s2 is not None:
+            if pooled:
+                flat = k.reshape(-1)
+                square = np.dot(flat, flat)  # integer-valued, every partial sum ≤ 2⁵²: exact in any BLAS order
+            else:
+                square = np.einsum("ij,ij->i" if axis == 1 else "ij,ij->j", k, k)
+            if axis == 1:
+                s2[start : start + k.shape[0]] = square
+            else:
+                s2 = s2 + _exact(square)
+    values = d if axis == 1 else (n * d if pooled else n)
+    if axis == 1:
+        return GridSums(values, present, s1.astype(np.int64), None if s2 is None else s2.astype(np.int64))
+    return GridSums(values, present, s1, s2)
+
+
+def grid_gram(data: np.ndarray, grid: Grid, *, complete_only: bool) -> tuple[int, Any, Any]:
+    """Exact (count, Σv, Σvvᵀ) over the records, v = k − offset per column (object arrays of Python ints).
+
+    With ``complete_only`` a record with any NaN contributes nothing (listwise deletion); otherwise NaN raises
+    ``ValueError`` for the caller to turn into its own message. Block Gram matrices are BLAS products of
+    integer-valued floats with every partial sum ≤ 2⁵² (grid bits from :func:`square_bits`), hence exact.
+    """
+    n, d = data.shape
+    rows = max(1, BLOCK // d)
+    buf = np.empty((min(rows, n), d))
+    count = 0
+    s1 = np.zeros(d, dtype=np.int64).astype(object)
+    s2 = np.zeros((d, d), dtype=np.int64).astype(object)
+    for start in range(0, n, rows):
+        block = data[start : start + rows]
+        v = grid.index(block, buf[: block.shape[0]])
+        np.subtract(v, grid.offset, out=v)
+        bad = np.isnan(v).any(axis=1)
+        if bad.any():
+            if not complete_only:
+                raise ValueError("NaN")
+            v[bad] = 0.0
+        count += int(v.shape[0] - bad.sum())
+        s1 = s1 + _exact(v.sum(axis=0))
+        s2 = s2 + _exact(v.T @ v)
+    return count, s1, s2
+
+
+def to_units(total: Any, bits: int) -> np.ndarray:
+    """float64 of an exact integer (or object array of them) times 2⁻ᵇⁱᵗˢ: one correct rounding (int → float), then
+    an exact power-of-two scaling."""
+    arr = np.asarray(total)
+    if arr.dtype == object:
+        values = np.array([float(v) for v in arr.ravel()]).reshape(arr.shape)
+    else:
+        values = arr.astype(np.float64)
+    return np.ldexp(values, -bits)
+
+
+def exact_ratio(numerator: Any, denominator: int, bits: int) -> np.ndarray:
+    """numerator / (denominator · 2ᵇⁱᵗˢ) correctly rounded (one rounding) for exact integer numerators."""
+    arr = np.asarray(numerator)
+    if arr.dtype != object and arr.ndim > 0 and denominator < 2**53 and np.abs(arr).max(initial=0) <= 2**53:
+        # Exact float64 numerators and denominator: one correctly rounded division, then an exact 2⁻ᵇⁱᵗˢ scaling.
+        return np.ldexp(arr.astype(np.float64) / float(denominator), -bits)
+    den = int(denominator) << bits
+    # Python's int / int true division is correctly rounded, whatever the size of the integers.
+    return np.array([int(v) / den for v in arr.ravel()], dtype=np.float64).reshape(arr.shape)
+
+
+# ---- norms ---------------------------------------------------------------------------------------------------------
+
+
+def _by_peak(block: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows divided by their largest |x| (entries in [−1, 1]), that peak, the scaled norm ∈ [1, √d], and finiteness."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        peak = np.max(np.abs(block), axis=1) if block.shape[1] else np.zeros(block.shape[0])
+    finite = np.isfinite(peak)
+    safe = np.where(finite & (peak > 0), peak, 1.0)
+    with np.errstate(invalid="ignore"):
+        scaled = block / safe[:, None]
+        rel = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+    return scaled, safe, rel, finite
+
+
+def row_norms(block: np.ndarray) -> np.ndarray:
+    """Euclidean norm of each row without spurious overflow or underflow (rows scaled by their max |x| before
+    squaring). A row with a non-finite entry gets +inf; a finite row whose norm exceeds float64 also gets +inf."""
+    _, peak, rel, finite = _by_peak(block)
+    with np.errstate(over="ignore"):
+        return np.where(finite, peak * rel, np.inf)
+
+
+def clip_rows_to_norm(block: np.ndarray, bound: float) -> np.ndarray:
+    """Rows scaled into the unit ball, x / max(‖x‖, bound), with a proven exact norm ≤ 1 for the floats returned.
+
+    Computed as (x/p) / max(‖x/p‖, bound/p) with p the row's largest |x|, so rows up to 1.8e308 keep their direction
+    (no overflow). A row that is not finite becomes the zero row (a data-independent value, never NaN). Why the
+    extra factor 1 − 4(d + 4)u (u = 2⁻⁵³): the computed norm of the scaled row has relative error at most
+    (d + 4)u/(1 − (d + 4)u), and each division adds u, so the quotient's true norm can exceed 1 by about
+    2(d + 5)u; the factor (itself rounded) brings every row strictly inside.
+    """
+    d = block.shape[1]
+    scaled, peak, rel, finite = _by_peak(block)
+    shrink = 1.0 - 4.0 * (d + 4) * UNIT_ROUNDOFF
+    with np.errstate(over="ignore"):
+        limit = bound / peak  # may be +inf for a tiny row: it is then scaled to (almost) 0, as x / bound is
+    denom = np.where(finite, np.maximum(rel, limit), 1.0) / shrink
+    with np.errstate(invalid="ignore"):
+        return np.where(finite[:, None], scaled / denom[:, None], 0.0)
+
+
+def record_bits(n: int, degree: int = 2) -> int:
+    """Grid bits b that make sums over ``n`` records of products of ``degree`` grid values in [−1, 1] exact in float64:
+    n·2^(degree·b) ≤ 2⁵², so every partial sum, in any order, is an integer (times 2^(−degree·b)) below 2⁵³."""
+    used = _log2_ceil(max(n, 2))
+    return max(1, min(30, (_EXACT_BITS - used) // degree))
+
+
+def grid_rows(unit_rows: np.ndarray, bits: int) -> np.ndarray:
+    """Rows of the unit ball as integer vectors q on the grid 2⁻ᵇⁱᵗˢ (integer-valued floats) with exact ‖q‖² ≤ 4ᵇⁱᵗˢ.
+
+    Rounded to nearest (unbiased, so a Gram matrix is not shrunk) when the exact integer check Σq² ≤ 4ᵇ passes —
+    exact because every partial sum is an integer ≤ d·4ᵇ ≤ 2⁵² — and toward zero otherwise (|trunc(v)| ≤ |v| in
+    every coordinate, so the norm cannot grow past that of the unit row).
+    """
+    scaled = np.ldexp(unit_rows, bits)
+    if unit_rows.shape[1] * 4.0**bits > 2.0**_EXACT_BITS:
+        return np.trunc(scaled)
+    q = np.rint(scaled)
+    over = np.einsum("ij,ij->i", q, q) > 4.0**bits
+    if over.any():
+        # A row on the sphere: shrink it by √d/2 grid steps first (‖rint(v)‖ ≤ ‖v‖ + √d/2), checked again exactly.
+        shrunk = np.rint(scaled[over] * (1.0 - math.sqrt(unit_rows.shape[1]) * 2.0 ** -(bits + 1)))
+        still = np.einsum("ij,ij->i", shrunk, shrunk) > 4.0**bits
+        shrunk[still] = np.trunc(scaled[over][still])
+        q[over] = shrunk
+    return q

@@ -1,0 +1,504 @@
+"""A searching auditor: generate adversarial replace-one neighbours, screen them grey-box, audit the worst black-box.
+
+:func:`audit` tests the one pair it is handed, and a leak that shows only on some pair (an interpolating quantile, a
+float sum with offset bounds, a clip bypassed by overflow) passes on a benign pair. :func:`search_audit` builds many
+neighbouring pairs from a dataset (extremes, the public bounds, ±0 and subnormals, tiny moves of a record, huge and
+overflowing magnitudes, offset values, label flips, swapped categories), ranks them by a sample-free screen of the
+target, explores the most promising with small lax audits, and confirms the best few with full audits whose α is
+divided among them (Bonferroni), so a refutation is statistically valid at the α given.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import numpy as np
+
+from .._datasets import n_records
+from ..mechanisms.base import DPMech
+from ..privacy import Eps
+from ._audit import AuditReport, _draw, _is_vectorised, audit
+from ._support import public_bounds
+
+__all__ = ["PairResult", "SearchReport", "search_audit"]
+
+_EXPLORE_ALPHA = 0.05
+_RECORDS_MOVED = 4
+_SPREAD = 48
+_SCREEN_SHARE, _EXPLORE_SHARE = 0.15, 0.35
+_MAX_VECTORISED_N = 200_000
+_MAX_RELEASE_N = 4_000
+_HUGE = (1e154, -1e154, 1e200, 1e308, -1e308)
+_TINY = (0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-300, -1e-300)
+_OFFSET = (2.0**43 + 0.5, 2.0**43 + 1.0, 2.0**52 + 1.0)
+
+
+@attrs.frozen
+class PairResult:
+    """One neighbouring pair the search tried.
+
+    Attributes
+    ----------
+    description : str
+        How the neighbour ``D′`` was made from ``D`` (which record, which replacement).
+    target_change : float
+        ``mechanism.sensitivity_norm(D, D′)`` (NaN if the target could not be evaluated on one side).
+    screen : str
+        The grey-box finding for this pair ("" if none): a change above the declared sensitivity, a non-finite
+        target, or releases that are non-finite or fail on one side only. A finding prioritises the pair; only an
+        audit refutes.
+    explore, confirm : AuditReport or None
+        The lax explore audit (level 0.05, used only to rank pairs) and the confirm audit at α divided among the
+        confirmed pairs; None if the pair did not reach that stage.
+    """
+
+    description: str
+    target_change: float
+    screen: str = ""
+    explore: AuditReport | None = None
+    confirm: AuditReport | None = None
+
+
+@attrs.frozen
+class SearchReport:
+    """The result of :func:`search_audit`.
+
+    Attributes
+    ----------
+    passed : bool
+        True if no confirmed pair refuted the claim. Passing proves nothing (the search and every audit only give
+        lower bounds); a refutation holds with probability ≥ 1 − α.
+    worst : PairResult or None
+        The confirmed pair with the largest ε lower bound (a refuting one if any).
+    pairs : tuple of PairResult
+        Every pair tried, in the order the screen ranked them.
+    epsilon_lower_bound : float
+        The worst confirmed pair's ε lower bound (valid with probability ≥ 1 − α).
+    seed, alpha, elapsed : int, float, float
+        ``search_audit(..., rng=seed)`` reproduces the search; α is the overall error probability; seconds used.
+    """
+
+    passed: bool
+    worst: PairResult | None
+    pairs: tuple[PairResult, ...]
+    epsilon_lower_bound: float
+    seed: int
+    alpha: float
+    elapsed: float
+
+    @property
+    def confirmed(self) -> tuple[PairResult, ...]:
+        """The pairs audited at the confirm stage."""
+        return tuple(p for p in self.pairs if p.confirm is not None)
+
+    @property
+    def findings(self) -> tuple[str, ...]:
+        """The grey-box findings of the screen, one line per pair that had one."""
+        return tuple(f"{p.description}: {p.screen}" for p in self.pairs if p.screen)
+
+    def __str__(self) -> str:
+        verdict = "passed (claim not refuted)" if self.passed else "FAILED (claim refuted)"
+        lines = [
+            f"Search audit {verdict}: {len(self.pairs)} pairs screened, "
+            f"{sum(p.explore is not None for p in self.pairs)} explored, {len(self.confirmed)} confirmed at "
+            f"α={self.alpha:g} in {self.elapsed:.1f} s (seed={self.seed}); ε ≥ {self.epsilon_lower_bound:.4g}."
+        ]
+        if self.worst is not None:
+            lines.append(f"Worst pair: {self.worst.description}.")
+            lines.append(f"  {self.worst.confirm}")
+        lines += [f"Screen: {f}" for f in self.findings[:5]]
+        return "\n".join(lines)
+
+
+# ---- candidate neighbours ---------------------------------------------------------------------------------------
+
+
+@attrs.frozen(eq=False)
+class _Pair:
+    description: str
+    first: Any
+    second: Any
+    record: int = -1  # the one record in which the two datasets differ
+
+
+def _replace(data: np.ndarray, i: int, value: Any) -> np.ndarray:
+    out = data.astype(np.float64, copy=True) if data.dtype.kind in "iub" else data.copy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        out[i] = value
+    return out
+
+
+def _records_to_move(values: np.ndarray) -> list[int]:
+    """Records whose replacement is most telling: nearest 0, the median, the extremes, then the first."""
+    key = values if values.ndim == 1 else np.linalg.norm(np.nan_to_num(values), axis=1)
+    order = np.argsort(key, kind="stable")
+    picks = [int(np.argmin(np.abs(key))), int(order[key.size // 2]), int(order[0]), int(order[-1]), 0]
+    return list(dict.fromkeys(picks))[:_RECORDS_MOVED]
+
+
+def _scalar_values(bounds: tuple[np.ndarray, np.ndarray] | None) -> list[float]:
+    out: list[float] = []
+    if bounds is not None:
+        lo, hi = float(np.min(bounds[0])), float(np.max(bounds[1]))
+        out += [lo, hi, 0.5 * (lo + hi), lo - (hi - lo), hi + (hi - lo), np.nextafter(lo, -np.inf)]
+    out += [*_TINY, 1.0, -1.0, *_HUGE, *_OFFSET]
+    return out
+
+
+def _bound_record(bound: np.ndarray, data: np.ndarray, d: int) -> Any:
+    """A record at the bound: one value per column for 2-D data (a scalar bound is repeated), a scalar for 1-D."""
+    if data.ndim == 1 or bound.size not in (1, d):
+        return float(bound[0]) if data.ndim == 1 else float(np.mean(bound))
+    return np.broadcast_to(bound, (d,))
+
+
+def _moves(x: float, data: np.ndarray, replacements: Any) -> list[tuple[str, float]]:
+    """Tiny moves of a float record (the float structure of a target shows there); negation leaves a given domain."""
+    if data.dtype.kind != "f":
+        return []
+    moves = [("+1e-9", x + 1e-9), ("-1e-9", x - 1e-9)]
+    moves += [("+1 ulp", float(np.nextafter(x, np.inf))), ("-1 ulp", float(np.nextafter(x, -np.inf)))]
+    return moves if replacements is not None else [*moves, ("negated", -x)]
+
+
+def _array_pairs(
+    data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None, replacements: Any = None
+) -> Iterator[_Pair]:
+    """Replace-one neighbours of a numeric array: tiny moves of a record first, then bound and extreme values."""
+    rows = _records_to_move(data)
+    d = 1 if data.ndim == 1 else data.shape[1]
+    for i in rows:
+        record = data[i]
+        if data.ndim == 1:
+            for name, v in _moves(float(record), data, replacements):
+                yield _Pair(f"record {i} ({float(record):.6g}) {name}", data, _replace(data, i, v), i)
+        else:
+            for name, v in _moves(float(record[0]), data, replacements):
+                row = np.array(record, dtype=np.float64)
+                row[0] = v
+                yield _Pair(f"row {i}, coordinate 0 {name}", data, _replace(data, i, row), i)
+    if replacements is not None:
+        for i in rows[:2]:
+            for record in replacements:
+                yield _Pair(f"record {i} replaced by {record!r}", data, _replace(data, i, record), i)
+        return
+    values = _scalar_values(bounds)
+    if bounds is not None:
+        lo, hi = (_bound_record(b, data, d) for b in bounds)
+        for i in rows[:2]:
+            yield _Pair(f"record {i} at the lower vs upper bound", _replace(data, i, lo), _replace(data, i, hi), i)
+        if data.ndim == 2 and d > 1:
+            corner = np.where(np.arange(d) % 2 == 0, lo, hi)
+            yield _Pair(f"row {rows[0]} at a corner of the bounds", data, _replace(data, rows[0], corner), rows[0])
+    for i in rows[:2]:
+        yield _Pair(f"record {i} at +0.0 vs -0.0", _replace(data, i, 0.0), _replace(data, i, -0.0), i)
+        for v in values:
+            every = " (every coordinate)" if d > 1 else ""
+            yield _Pair(f"record {i} replaced by {v!r}{every}", data, _replace(data, i, v), i)
+            if d > 1:
+                row = np.array(data[i], dtype=np.float64)
+                row[0] = v
+                yield _Pair(f"row {i}, coordinate 0 replaced by {v!r}", data, _replace(data, i, row), i)
+        for v in _HUGE[:3]:
+            yield _Pair(f"record {i} at {v!r} vs {-v!r}", _replace(data, i, v), _replace(data, i, -v), i)
+    if bounds is not None:
+        # A float sum's rounding depends on where the record sits in the summation order: try records all along it.
+        for i in np.unique(np.linspace(0, data.shape[0] - 1, _SPREAD).astype(int)):
+            if int(i) not in rows[:2]:
+                yield _Pair(f"record {i} at the lower vs upper bound", _replace(data, i, lo), _replace(data, i, hi), i)
+
+
+def _supervised_pairs(data: tuple, bounds: Any, replacements: Any = None) -> Iterator[_Pair]:
+    X, y = data[0], np.asarray(data[1])
+    labels = np.unique(y)
+    rows = _records_to_move(np.asarray(X, dtype=np.float64))
+    for i in rows:
+        for label in labels[labels != y[i]][:3]:
+            y2 = y.copy()
+            y2[i] = label
+            yield _Pair(f"record {i}: label {y[i]!r} flipped to {label!r}", data, (X, y2), i)
+    for pair in _array_pairs(np.asarray(X), bounds, replacements):
+        yield _Pair(pair.description, (pair.first, y), (pair.second, y), pair.record)
+        if labels.size > 1 and pair.record >= 0:
+            # The same record's label flips too: the two datasets still differ in that one record only.
+            y2 = y.copy()
+            y2[pair.record] = labels[labels != y[pair.record]][0]
+            yield _Pair(pair.description + " and its label flipped", (pair.first, y), (pair.second, y2), pair.record)
+
+
+def _list_pairs(data: list, mechanism: DPMech, replacements: Any = None) -> Iterator[_Pair]:
+    """Swap records of categorical/list data; values absent from the data (e.g. unseen response candidates) first."""
+    seen: dict[Any, None] = {}
+    for r in data:
+        try:
+            seen.setdefault(r)
+        except TypeError:
+            break
+    candidates = [r for r in getattr(mechanism, "response_set", ()) if _hashable(r) and r not in seen]
+    candidates += list(seen)
+    if replacements is not None:
+        candidates = list(replacements)
+    for i in list(dict.fromkeys([0, len(data) - 1, len(data) // 2])):
+        for v in candidates:
+            if _hashable(data[i]) and v == data[i]:
+                continue
+            yield _Pair(f"record {i} ({data[i]!r}) replaced by {v!r}", data, [*data[:i], v, *data[i + 1 :]], i)
+
+
+def _hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+def _pairs_of(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:
+    bounds = public_bounds(mechanism)
+    if isinstance(data, tuple) and len(data) == 2:
+        return _supervised_pairs(data, bounds, replacements)
+    if isinstance(data, list):
+        return _list_pairs(data, mechanism, replacements)
+    if isinstance(data, np.ndarray) and data.ndim in (1, 2) and data.dtype.kind in "iubf":
+        return _array_pairs(data, bounds, replacements)
+    raise TypeError(
+        "search_audit needs a 1-D or 2-D numeric numpy array, a list of records or an (X, y) tuple; got "
+        f"{type(data).__name__}. Convert the dataset (e.g. DataFrame.to_numpy()) or audit a fixed pair with audit()."
+    )
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """Bit-for-bit equality of two datasets (so +0.0 and −0.0 differ)."""
+    if isinstance(a, tuple):
+        return all(_identical(u, v) for u, v in zip(a, b, strict=True))
+    if isinstance(a, np.ndarray):
+        u, v = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        return u.shape == v.shape and u.tobytes() == v.tobytes()
+    return a == b
+
+
+def _candidate_pairs(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:
+    """The neighbouring pairs to screen, most telling first; a replacement equal to the record is skipped."""
+    return (p for p in _pairs_of(mechanism, data, replacements) if not _identical(p.first, p.second))
+
+
+# ---- the grey-box screen ---------------------------------------------------------------------------------------
+
+
+def _screen(mechanism: DPMech, pair: _Pair, params: Eps, rng: np.random.Generator) -> tuple[float, float, str]:
+    """(priority, target change, finding) of one pair, from the target and a few releases; no budget is involved."""
+    declared = mechanism.sensitivity
+    with np.errstate(all="ignore"):
+        try:
+            change = float(mechanism.sensitivity_norm(pair.first, pair.second))
+        except Exception as exc:  # a target that fails on one side only is itself a finding
+            failed = []
+            for label, data in (("D", pair.first), ("D′", pair.second)):
+                try:
+                    mechanism._evaluate(mechanism.target(data))
+                except Exception as inner:
+                    failed.append(f"{label} ({type(inner).__name__})")
+            if len(failed) == 1:
+                return math.inf, math.nan, f"the target fails on {failed[0]} only: {type(exc).__name__}"
+            return -1.0, math.nan, ""
+    if not math.isfinite(change):
+        return math.inf, change, f"the target's change is {change} (non-finite output on one side)"
+    if change > declared * (1 + 1e-9):
+        return change / declared, change, f"the target changes by {change:.6g} > declared sensitivity {declared:.6g}"
+    finding = _release_screen(mechanism, pair, params, rng) if _is_vectorised(mechanism) else ""
+    priority = math.inf if finding else (change / declared if declared > 0 else 0.0)
+    return priority, change, finding
+
+
+def _release_screen(mechanism: DPMech, pair: _Pair, params: Eps, rng: np.random.Generator) -> str:
+    """A few vectorised releases per side: non-finite outputs or failures on one side only."""
+    status = []
+    for data in (pair.first, pair.second):
+        try:
+            with np.errstate(all="ignore"):
+                sample = np.asarray(_draw(mechanism, data, params, [rng], [8])[0], dtype=np.float64)
+            status.append("non-finite" if not np.all(np.isfinite(sample)) else "finite")
+        except (TypeError, ValueError):
+            status.append("finite")  # non-numeric releases: nothing to screen
+        except Exception as exc:
+            status.append(f"fails ({type(exc).__name__})")
+    if status[0] != status[1]:
+        return f"releases are {status[0]} on D but {status[1]} on D′"
+    return ""
+
+
+# ---- the search --------------------------------------------------------------------------------------------------
+
+
+def _seconds_per_release(mechanism: DPMech, data: Any, params: Eps, rng: np.random.Generator) -> float:
+    size = 200 if _is_vectorised(mechanism) else 2
+    start = time.perf_counter()
+    _draw(mechanism, data, params, [rng], [size])
+    return max((time.perf_counter() - start) / size, 1e-7)
+
+
+def _sample_size(seconds: float, per_release: float, pairs: int, cap: int) -> int:
+    return int(min(cap, max(40, seconds / (2 * max(pairs, 1) * per_release))))
+
+
+def search_audit(
+    mechanism: DPMech,
+    data: Any,
+    privacy_params: Eps,
+    *,
+    alpha: float = 1e-6,
+    rng: int | None = None,
+    time_budget: float = 60.0,
+    max_pairs: int = 400,
+    explore_pairs: int = 8,
+    confirm_pairs: int = 2,
+    replacements: Any = None,
+) -> SearchReport:
+    """Search replace-one neighbouring pairs for one on which the mechanism's privacy claim fails.
+
+    Parameters
+    ----------
+    mechanism : DPMech
+        The mechanism under test (built-in or user-written), with its sensitivity set.
+    data : array, list, (X, y) tuple, or callable
+        The dataset the neighbours are built from, or ``data(rng) -> dataset`` drawing one (called twice; both
+        datasets are searched).
+    privacy_params : Eps
+        The parameters to release at; the claim audited is ``mechanism.privacy_guarantee(privacy_params)``.
+    alpha : float, default 1e-6
+        Probability that a correct mechanism is declared refuted: the confirm audits each get α / (pairs confirmed).
+    rng : int, optional
+        Seed; ``None`` draws one and records it in the report, so every search is reproducible.
+    time_budget : float, default 60
+        Seconds to aim for (about 15% screening, 35% exploring, 50% confirming); sample sizes shrink to fit.
+    max_pairs : int, default 400
+        Most candidate pairs screened.
+    explore_pairs, confirm_pairs : int, default 8 and 2
+        Pairs audited laxly to rank them, and pairs then audited at α / ``confirm_pairs``.
+    replacements : sequence, optional
+        Replacement records to try instead of the built-in adversarial values (scalars for 1-D data, rows for 2-D,
+        items for lists), e.g. the data domain of a target that assumes one. Records are still moved by 1e-9/ulp.
+
+    Returns
+    -------
+    SearchReport
+        ``passed``, the ``worst`` pair with its audit (event, counts, bounds), every pair tried, and the seed.
+
+    Notes
+    -----
+    Neighbours are replace-one: ``D′`` is ``D`` with one record replaced (or both sides carry a replaced record).
+    Replacement values: the mechanism's public bounds (``lower``/``upper``, ``bounds`` or ``data_norm`` on the
+    mechanism or its target) and values beyond them, ±0.0 and subnormals, a record moved by 1e-9 or one ulp or
+    negated, huge magnitudes whose squares overflow (1e154, 1e200, ±1e308), offset values (2⁴³ + ½), per row of
+    2-D data (one coordinate or all); label flips for ``(X, y)``; unseen categories and swaps for lists.
+
+    1. *Screen* (grey-box, no samples): ``sensitivity_norm`` on each pair. A change above the declared sensitivity,
+       a non-finite target, a target failing on one side only, or (vectorised mechanisms) a few releases
+       non-finite on one side only puts the pair first; otherwise pairs are ranked by change/sensitivity.
+    2. *Explore*: the top ``explore_pairs`` are audited at level 0.05 on their own samples; the result only ranks.
+    3. *Confirm*: the top ``confirm_pairs`` by explore ε bound are audited afresh with :func:`audit` at α/m each
+       (m = pairs confirmed). Since the pairs were chosen on independent samples, a union bound gives: with
+       probability ≥ 1 − α every confirmed bound holds, so a refutation is a valid refutation of the claim.
+
+    :func:`audit` supplies the events, including float-structure events and, for 1-D data, "y is on the
+    interpolation lattice a + u·(b − a) of D's sorted values" events, which catch an output support that depends on
+    the data. A passing search proves nothing: it only tried the pairs and events listed.
+
+    References
+    ----------
+    Bichsel et al. (2021), DP-Sniper; Lokna et al. (2023), Delta-Siege; Jagielski et al. (2020), auditing DP-SGD;
+    Mironov (2012), floating-point attacks; Casacuberta et al. (2022), floating-point sums.
+
+    Examples
+    --------
+    >>> import numpy as np, diffpriv_py as dp
+    >>> from diffpriv_py.testing import search_audit
+    >>> mech = dp.Laplace(target=lambda X: np.clip(X, 0, 1).mean(), sensitivity=1 / 50)
+    >>> report = search_audit(mech, np.linspace(0, 1, 50), dp.Eps(1.0), rng=0, time_budget=5)
+    >>> report.passed
+    True
+    """
+    if not (isinstance(alpha, float | int) and not isinstance(alpha, bool) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be a probability in (0, 1); got {alpha!r}. Pass e.g. alpha=1e-6.")
+    if not (isinstance(time_budget, float | int) and math.isfinite(time_budget) and time_budget > 0):
+        raise ValueError(f"time_budget must be a positive number of seconds; got {time_budget!r}. Pass e.g. 60.")
+    for name, value in (("max_pairs", max_pairs), ("explore_pairs", explore_pairs), ("confirm_pairs", confirm_pairs)):
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+    params = mechanism.check_privacy_params(privacy_params)
+    seed = secrets.randbits(63) if rng is None else int(rng)
+    # Independent streams per stage, so the confirm samples never influenced which pairs were chosen.
+    screen_seq, explore_seq, confirm_seq = np.random.SeedSequence(seed).spawn(3)
+    screen_rng = np.random.default_rng(screen_seq)
+    started = time.perf_counter()
+
+    datasets = [data(screen_rng), data(screen_rng)] if callable(data) else [data]
+    for dataset in datasets:
+        n_records(dataset)  # a clear error for unsupported types
+    generators = [_candidate_pairs(mechanism, d, replacements) for d in datasets]
+
+    # Stage 1: screen, alternating between datasets, within max_pairs and the screening share of the budget.
+    screened: list[tuple[float, int, _Pair, PairResult]] = []
+    active = list(generators)
+    while active and len(screened) < max_pairs and time.perf_counter() - started < _SCREEN_SHARE * time_budget:
+        for gen in list(active):
+            pair = next(gen, None)
+            if pair is None:
+                active.remove(gen)
+                continue
+            priority, change, finding = _screen(mechanism, pair, params, screen_rng)
+            screened.append((priority, len(screened), pair, PairResult(pair.description, change, finding)))
+    screened.sort(key=lambda t: (-t[0], t[1]))
+
+    # Stage 2: explore the most promising pairs with lax audits (their results only rank the pairs), within the
+    # explore share of the budget (at least two pairs).
+    per_release = _seconds_per_release(mechanism, datasets[0], params, screen_rng)
+    cap = _MAX_VECTORISED_N if _is_vectorised(mechanism) else _MAX_RELEASE_N
+    explore = screened[:explore_pairs]
+    n_explore = _sample_size(_EXPLORE_SHARE * time_budget, per_release, len(explore), cap // 4)
+    explore_seeds = [int(s.generate_state(1)[0]) for s in explore_seq.spawn(len(explore))]
+    ranked, drawn, explore_started = [], 0, time.perf_counter()
+    for k, (priority, order, pair, result) in enumerate(explore):
+        if k >= 2 and time.perf_counter() - started > (_SCREEN_SHARE + _EXPLORE_SHARE) * time_budget:
+            break
+        try:
+            report = audit(
+                mechanism, pair.first, pair.second, params, alpha=_EXPLORE_ALPHA, n=n_explore, rng=explore_seeds[k]
+            )
+        except Exception:  # a pair the mechanism cannot release on is reported by the screen
+            continue
+        drawn += 2 * n_explore
+        explore[k] = (priority, order, pair, attrs.evolve(result, explore=report))
+        ranked.append(((not report.passed, report.epsilon_lower_bound), k))
+    if drawn:  # the measured cost of an audited sample, events included
+        per_release = max(per_release, (time.perf_counter() - explore_started) / drawn)
+
+    # Stage 3: confirm the best explored pairs with fresh samples, α divided among them (Bonferroni).
+    ranked.sort(key=lambda t: t[0], reverse=True)
+    chosen = [k for _, k in ranked[:confirm_pairs]]
+    remaining = time_budget - (time.perf_counter() - started)
+    n_confirm = _sample_size(remaining, per_release, len(chosen), cap)
+    level = alpha / max(1, len(chosen))
+    confirm_seeds = [int(s.generate_state(1)[0]) for s in confirm_seq.spawn(max(1, len(chosen)))]
+    for j, k in enumerate(chosen):
+        priority, order, pair, result = explore[k]
+        report = audit(mechanism, pair.first, pair.second, params, alpha=level, n=n_confirm, rng=confirm_seeds[j])
+        explore[k] = (priority, order, pair, attrs.evolve(result, confirm=report))
+
+    results = [t[3] for t in explore] + [t[3] for t in screened[explore_pairs:]]
+    confirmed = [(r, r.confirm) for r in results if r.confirm is not None]
+    worst = max(confirmed, key=lambda rc: (not rc[1].passed, rc[1].epsilon_lower_bound), default=None)
+    return SearchReport(
+        passed=all(c.passed for _, c in confirmed),
+        worst=None if worst is None else worst[0],
+        pairs=tuple(results),
+        epsilon_lower_bound=0.0 if worst is None else worst[1].epsilon_lower_bound,
+        seed=seed,
+        alpha=float(alpha),
+        elapsed=time.perf_counter() - started,
+    )
