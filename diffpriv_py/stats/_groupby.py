@@ -11,7 +11,9 @@ import attrs
 import numpy as np
 
 from .. import _noise
+from .._blockwise import is_out_of_core, map_reduce
 from .._contribution import bound_contributions
+from .._fixed_point import BLOCK, Grid, rounding_allowance, square_bits, sum_bits, to_units
 from .._rng import RNGLike
 from .._validation import check_int
 from ..accuracy import check_alpha, discrete_laplace_half_width, half_width
@@ -27,11 +29,21 @@ GROUPBY_STATISTICS = ("count", "sum", "mean", "var", "std")
 
 
 def _group_sums(codes: np.ndarray, weights: np.ndarray | None, n_groups: int) -> np.ndarray:
-    """Σ weights per group (the number of rows without weights): the ONE place per-group sums are computed.
+    """Exact Σ weights per group as Python ints (the number of rows without weights): the ONE place per-group sums
+    are computed.
 
-    Swap point for an exact fixed-point aggregation kernel: every per-group sum of the group-by goes through here.
+    ``weights`` are integer-valued float64 grid indices with |w| ≤ 2⁵² / BLOCK (bits from
+    :func:`~diffpriv_py._fixed_point.sum_bits` or ``square_bits``), so every per-block, per-group float partial sum
+    of at most BLOCK values is an integer below 2⁵², exact in any order; block totals are added as Python ints. The
+    result depends only on the multiset of (group, weight) pairs: in-memory and blockwise evaluations agree bit for
+    bit.
     """
-    return np.bincount(codes, weights=weights, minlength=n_groups).astype(np.float64, copy=False)
+    total = np.zeros(n_groups, dtype=np.int64).astype(object)
+    for start in range(0, codes.shape[0], BLOCK):
+        w = None if weights is None else weights[start : start + BLOCK]
+        part = np.bincount(codes[start : start + BLOCK], weights=w, minlength=n_groups)
+        total = total + part.astype(np.int64).astype(object)
+    return total
 
 
 def _identity(data: Any) -> Any:
@@ -93,8 +105,9 @@ class _Measurement:
     """One noised vector of per-group sums: its per-row bound M and how it counts towards the sensitivities."""
 
     name: str
-    bound: float  # |contribution of one row| ≤ bound
+    bound: float  # |contribution of one row| ≤ bound, in released units
     signed: bool  # False for counts (non-negative contributions)
+    grid: Grid | None = None  # the public fixed-point grid of the values (None for counts)
 
 
 @attrs.frozen(kw_only=True)
@@ -192,13 +205,21 @@ class GroupBy(DPMech):
         out = []
         if wanted & {"count", "mean", "var", "std"}:
             out.append(_Measurement(name="count", bound=1.0, signed=False))
+        if not self.needs_values:
+            return out
+        lo, hi = (np.asarray(b, dtype=np.float64) for b in self.bounds)  # type: ignore[union-attr]
         if "sum" in wanted:
-            lo, hi = self.bounds  # type: ignore[misc]
-            out.append(_Measurement(name="sum", bound=max(abs(lo), abs(hi)), signed=True))
+            # Indices k on a grid spanning [min(lo, 0), max(hi, 0)]; k − (index of 0) is released in units of 2ᵇ.
+            grid = Grid.over(lo, hi, sum_bits(1), pooled=False, offset="zero", who="dp.stats.groupby")
+            reach = float(max(grid.high - grid.offset, grid.offset - grid.low)) / 2.0**grid.bits
+            out.append(_Measurement(name="sum", bound=reach, signed=True, grid=grid))
         if wanted & {"mean", "var", "std"}:
-            out.append(_Measurement(name="sum_u", bound=0.5, signed=True))
-        if wanted & {"var", "std"}:
-            out.append(_Measurement(name="sum_u2", bound=0.125, signed=True))
+            # u = (k − 2ᵇ⁻¹)/2ᵇ ∈ [−½, ½] on a grid across [lo, hi]; one grid for Σu and Σu² (square bits).
+            bits = square_bits(1) if wanted & {"var", "std"} else sum_bits(1)
+            grid = Grid.over(lo, hi, bits, pooled=False, offset="centre", who="dp.stats.groupby")
+            out.append(_Measurement(name="sum_u", bound=0.5, signed=True, grid=grid))
+            if wanted & {"var", "std"}:
+                out.append(_Measurement(name="sum_u2", bound=0.125, signed=True, grid=grid))
         return out
 
     def split(self, privacy_params: Eps) -> tuple[Eps | None, list[Eps]]:
@@ -211,11 +232,19 @@ class GroupBy(DPMech):
         select = Del(eps, privacy_params.delta) if self.keys is None else None
         return select, [Eps(eps)] * (parts - (self.keys is None))
 
-    def sensitivities(self, m: _Measurement) -> tuple[float, float]:
-        """(L1, L2) of one measurement under replace-one-person neighbours (see the class Notes)."""
+    def sensitivities(self, m: _Measurement, n_people: int) -> tuple[float, float]:
+        """(L1, L2) of one measurement under replace-one-person neighbours (see the class Notes).
+
+        The exact integer sums are converted to float64 once per group; that rounding moves each of the ≤ 2G
+        coordinates a replaced person touches by at most ``rounding_allowance`` of the largest possible sum
+        (n_people·G·R rows of bound M), which is added (zero for counts, which are exact integers).
+        """
         g, r = self.max_groups, self.max_rows
         l1 = 2.0 * g * r * m.bound
         l2 = r * m.bound * (math.sqrt(2.0 * g) if not m.signed else 2.0 * math.sqrt(g))
+        if m.grid is not None:
+            allowance = float(rounding_allowance(n_people * g * r * m.bound))
+            l1, l2 = l1 + 2 * g * allowance, l2 + math.sqrt(2 * g) * allowance
         return l1, l2
 
     def threshold(self, select: Eps) -> tuple[float, int]:
@@ -248,12 +277,15 @@ class GroupBy(DPMech):
         if not (isinstance(X, tuple) and len(X) == 3):
             raise TypeError(f"The dataset of GroupBy is a tuple (by, values, unit); got {type(X).__name__}.")
         by, values, unit = X
-        by = _labels(by, "by", who)
-        n = by.shape[0]
+        out_of_core = any(is_out_of_core(c) for c in X if c is not None)
+        # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
+        # charge; the types and dtypes are public metadata and are checked here.
+        by = _labels(by, "by", who) if not out_of_core else _lazy_column(by, "by", who)
+        n = None if out_of_core else by.shape[0]
         if self.needs_values:
             if values is None:
                 raise TypeError(f"{who} needs values for {self.statistics}; pass values= (a numeric column).")
-            values = _column(values, "values", who, n=n)
+            values = _column(values, "values", who, n=n) if not out_of_core else _lazy_column(values, "values", who)
             if values.dtype.kind not in "iuf":
                 raise TypeError(
                     f"The 'values' of {who} must be numeric; got dtype {values.dtype}. Convert them first (e.g. "
@@ -262,7 +294,7 @@ class GroupBy(DPMech):
         else:
             values = None
         if unit is not None:
-            unit = _labels(unit, "privacy_unit", who, n=n)
+            unit = _labels(unit, "privacy_unit", who, n=n) if not out_of_core else _lazy_column(unit, "unit", who)
         elif self.max_groups != 1 or self.max_rows != 1:
             raise ValueError(
                 f"{who} got max_groups={self.max_groups}, max_rows={self.max_rows} but no privacy_unit: without an "
@@ -272,12 +304,19 @@ class GroupBy(DPMech):
         return by, values, unit
 
     def _evaluate(self, output: Any) -> Any:
-        values = output[1]
+        by, values, unit = output
+        if any(is_out_of_core(c) for c in output if c is not None):
+            # The label columns are read into memory (one integer code per row); the values stay out of core and
+            # are streamed block by block in _exact_sums.
+            by = _labels(_materialise(by), "by", "dp.stats.groupby")
+            unit = None if unit is None else _labels(_materialise(unit), "privacy_unit", "dp.stats.groupby")
+            if unit is not None and unit.shape[0] != by.shape[0]:
+                raise ValueError(
+                    f"The 'privacy_unit' of dp.stats.groupby has {unit.shape[0]} rows, 'by' {by.shape[0]}."
+                )
+            return by, values, unit
         if values is not None and np.isnan(np.asarray(values, dtype=np.float64)).any():
-            raise TargetOutputError(
-                "The values passed to dp.stats.groupby contain NaN. Impute them with a public value first (dropping "
-                "rows yourself is fine here: the number of rows is private under per-person neighbours)."
-            )
+            raise TargetOutputError(_NAN)
         return output
 
     def _norm(self, value1: Any, value2: Any) -> float:
@@ -291,6 +330,7 @@ class GroupBy(DPMech):
         select, parts = self.split(privacy_params)
         labels, codes = np.unique(by, return_inverse=True)
         codes = codes.reshape(-1)
+        rows_at = np.arange(codes.shape[0])  # original row of each surviving row (values are read by it)
         if self.keys is not None:
             # Rows of groups outside the public keys are dropped before bounding (data-independent: by label).
             key_arr = np.asarray(self.keys)
@@ -302,16 +342,17 @@ class GroupBy(DPMech):
             codes = to_key[codes]
             rows = codes >= 0
             by_codes, labels = codes[rows], key_arr
-            values = None if values is None else values[rows]
+            rows_at = rows_at[rows]
             unit = None if unit is None else unit[rows]
         else:
             by_codes = codes
         n_groups = labels.size
+        n_people = by.shape[0] if unit is None else int(np.unique(unit).size)
         if unit is not None:
             unit_codes = np.unique(unit, return_inverse=True)[1].reshape(-1)
             keep = bound_contributions(unit_codes, by_codes, self.max_groups, self.max_rows, rng)
             by_codes, unit_codes = by_codes[keep], unit_codes[keep]
-            values = None if values is None else values[keep]
+            rows_at = rows_at[keep]
         else:
             unit_codes = None
         if select is not None:
@@ -325,37 +366,76 @@ class GroupBy(DPMech):
             released = np.flatnonzero(noisy >= tau)
         else:
             released = np.arange(n_groups)
-        # Per-group sums of the released groups only (the others are never looked at again).
+        # Per-group sums of the released groups only (the others are never looked at again): the slot of every
+        # original row, −1 for rows dropped by the keys, the bounding or the selection.
         slot = np.full(n_groups, -1)
         slot[released] = np.arange(released.size)
-        rows = slot[by_codes] >= 0
-        g_codes = slot[by_codes[rows]]
-        x = None if values is None else values[rows].astype(np.float64)
-        return self._aggregate(labels[released], g_codes, x, released.size, parts, rng)
+        row_slot = np.full(by.shape[0], -1)
+        row_slot[rows_at] = slot[by_codes]
+        return self._aggregate(labels[released], row_slot, values, released.size, parts, n_people, rng)
+
+    def _block_sums(self, block: Any, row_slot: np.ndarray, k: int) -> dict[str, Any]:
+        """Exact integer per-group sums of one block ``(values, original row numbers)`` (Python-int arrays)."""
+        x_block, rows = block
+        codes = row_slot[rows]
+        kept = codes >= 0
+        codes = codes[kept]
+        sums: dict[str, Any] = {"count": _group_sums(codes, None, k)}
+        if x_block is None:
+            return sums
+        x = np.asarray(x_block, dtype=np.float64)[kept]
+        if np.isnan(x).any():
+            raise TargetOutputError(_NAN)
+        for m in self.measurements():
+            if m.grid is not None:
+                v = m.grid.index(x, np.empty_like(x)) - m.grid.offset  # integer-valued, |v| ≤ 2ᵇ
+                sums[m.name] = _group_sums(codes, v * v if m.name == "sum_u2" else v, k)
+        return sums
+
+    def _exact_sums(self, row_slot: np.ndarray, values: Any, k: int) -> dict[str, np.ndarray]:
+        """The exact per-group vectors of every measurement, as float64 (one rounding of an exact integer each).
+
+        The values are read block by block (a dask collection's own blocks, an array's blocks of 2¹⁶ rows) and the
+        per-block integer sums added exactly, so the result is the same bit for bit however the data are split.
+        """
+        n = row_slot.shape[0]
+        if values is None:
+            totals = self._block_sums((None, np.arange(n)), row_slot, k)
+        else:
+            rows: Any = np.arange(n)
+            if is_out_of_core(values):
+                import dask.array as da
+
+                rows = da.arange(n, chunks=n)  # rechunked to the values' blocks by map_reduce
+            totals = map_reduce((values, rows), lambda b: self._block_sums(b, row_slot, k), combine=_add_sums)
+        exact: dict[str, np.ndarray] = {}
+        counts = totals["count"]
+        for m in self.measurements():
+            if m.grid is None:
+                exact[m.name] = counts.astype(np.float64)
+            elif m.name == "sum_u2":
+                # Σ(u² − ⅛) = (Σv² − count·2²ᵇ⁻³)/2²ᵇ: exact integer arithmetic, then one rounding.
+                bits = m.grid.bits
+                exact[m.name] = to_units(totals[m.name] - counts * (1 << (2 * bits - 3)), 2 * bits)
+            else:
+                exact[m.name] = to_units(totals[m.name], m.grid.bits)
+        return exact
 
     def _aggregate(
-        self, keys: np.ndarray, codes: np.ndarray, x: np.ndarray | None, k: int, parts: list[Eps], rng: Any
+        self,
+        keys: np.ndarray,
+        row_slot: np.ndarray,
+        values: Any,
+        k: int,
+        parts: list[Eps],
+        n_people: int,
+        rng: Any,
     ) -> GroupByResult:
-        exact: dict[str, np.ndarray] = {}
-        lo = hi = centre = width = 0.0
-        if x is not None:
-            lo, hi = self.bounds  # type: ignore[misc]
-            centre, width = (lo + hi) / 2, hi - lo
-            clipped = np.clip(x, lo, hi)
-            u = (clipped - centre) / width
-        for m in self.measurements():
-            if m.name == "count":
-                exact[m.name] = _group_sums(codes, None, k)
-            elif m.name == "sum":
-                exact[m.name] = _group_sums(codes, clipped, k)
-            elif m.name == "sum_u":
-                exact[m.name] = _group_sums(codes, u, k)
-            else:
-                exact[m.name] = _group_sums(codes, u * u - 0.125, k)
+        exact = self._exact_sums(row_slot, values, k)
         noisy: dict[str, np.ndarray] = {}
         bars: dict[str, Callable[[float], np.ndarray]] = {}
         for m, params in zip(self.measurements(), parts, strict=True):
-            mech = self._mechanism(m, k)
+            mech = self._mechanism(m, k, n_people)
             if k == 0:
                 noisy[m.name] = np.zeros(0)
                 bars[m.name] = lambda a: np.zeros(0)
@@ -365,10 +445,11 @@ class GroupBy(DPMech):
             bars[m.name] = lambda a, mech=mech, params=params, v=noisy[m.name]: np.broadcast_to(
                 np.asarray(half_width(mech, params, v, a), dtype=np.float64), v.shape
             )
-        return self._report(keys, noisy, bars, centre, width, lo, hi)
+        units = {m.name: m.grid for m in self.measurements() if m.grid is not None}
+        return self._report(keys, noisy, bars, units)
 
-    def _mechanism(self, m: _Measurement, k: int) -> NumericMech:
-        l1, l2 = self.sensitivities(m)
+    def _mechanism(self, m: _Measurement, k: int, n_people: int) -> NumericMech:
+        l1, l2 = self.sensitivities(m, n_people)
         target = np.asarray
         if self.noise == "gaussian":
             return Gaussian(target=target, sensitivity=l2, dims=max(k, 1))
@@ -381,12 +462,10 @@ class GroupBy(DPMech):
         keys: np.ndarray,
         noisy: dict[str, np.ndarray],
         bars: dict[str, Callable[[float], np.ndarray]],
-        centre: float,
-        width: float,
-        lo: float,
-        hi: float,
+        grids: dict[str, Grid],
     ) -> GroupByResult:
         alpha = self.alpha
+        lo, hi = self.bounds if self.bounds is not None else (0.0, 0.0)
         values: dict[str, np.ndarray] = {}
         acc: dict[str, np.ndarray] = {}
         wanted = self.statistics
@@ -396,9 +475,13 @@ class GroupBy(DPMech):
                 values["count"] = count.astype(np.int64)
                 acc["count"] = np.floor(bars["count"](alpha) + 0.5)
         if "sum" in wanted:
-            values["sum"] = noisy["sum"]
-            acc["sum"] = bars["sum"](alpha)
+            unit = float(grids["sum"].unit())  # data units per released unit (the grid's width)
+            values["sum"] = noisy["sum"] * unit
+            acc["sum"] = bars["sum"](alpha) * unit
         if set(wanted) & {"mean", "var", "std"}:
+            grid = grids["sum_u"]
+            width = float(grid.unit())
+            centre = float(grid.origin) + width / 2
             k_used = 3 if set(wanted) & {"var", "std"} else 2
             a = alpha / k_used  # union bound over the noised vectors a statistic is computed from
             c, s = noisy["count"], noisy["sum_u"]
@@ -430,6 +513,35 @@ class GroupBy(DPMech):
                     acc["std"] = np.maximum(sd - width * np.sqrt(v_lo), width * np.sqrt(v_hi) - sd)
         ordered = {s: values[s] for s in wanted}
         return GroupByResult(keys=keys, values=ordered, accuracy={s: acc[s] for s in wanted}, alpha=alpha)
+
+
+_NAN = (
+    "The values passed to dp.stats.groupby contain NaN. Impute them with a public value first (dropping rows "
+    "yourself is fine here: the number of rows is private under per-person neighbours)."
+)
+
+
+def _add_sums(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-block exact sums added key by key (Python ints: exact, so the order of the blocks does not matter)."""
+    total = dict(parts[0])
+    for part in parts[1:]:
+        for name, value in part.items():
+            total[name] = total[name] + value
+    return total
+
+
+def _materialise(column: Any) -> Any:
+    """An out-of-core label column read into memory (labels are needed whole to bound contributions)."""
+    return column.compute() if is_out_of_core(column) else column
+
+
+def _lazy_column(value: Any, name: str, who: str) -> Any:
+    """Public checks of a dask column: one dimension and a known dtype (its length needs a pass over the data)."""
+    if not is_out_of_core(value):
+        return _column(value, name, who)
+    if getattr(value, "ndim", 1) != 1:
+        raise ValueError(f"The '{name}' of {who} must be a 1-D column; got a dask collection with ndim {value.ndim}.")
+    return value
 
 
 def _ratio_interval(
