@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _noise
 from .._blockwise import is_out_of_core, map_reduce
-from .._contribution import bound_contributions
+from .._contribution import bound_contributions, run_starts
 from .._fixed_point import BLOCK, Grid, rounding_allowance, square_bits, sum_bits, to_units
 from .._rng import RNGLike
 from .._validation import check_int
@@ -162,6 +162,12 @@ class GroupBy(DPMech):
     P[M(D) ∈ S] ≤ G·δ₀ + e^{ε_s}·(P[M(D′) ∈ S] + G·δ₀), i.e. (ε_s, (1 + e^{ε_s})·G·δ₀ = δ_s)-DP; the aggregates
     of released groups compose on top (their noise on a group absent from D′ is only seen inside the δ event). The
     sampler's float reserve is calibrated for the 2G coordinates that can differ, a public number.
+
+    **Exact sums.** Values are mapped to integer indices on a public fixed-point grid across the bounds
+    (:mod:`diffpriv_py._fixed_point`) and summed exactly as integers; each released coordinate is one rounding of
+    an exact integer, paid for by ``rounding_allowance`` in the sensitivities. The sums do not depend on the order
+    or blocking of the rows, so a dask table (values streamed block by block, label columns read into memory) gives
+    the in-memory release bit for bit for a seed.
 
     **Error bars.** Counts and sums: the exact (1 − α) noise quantile (:meth:`diffpriv_py.Response.accuracy`).
     Mean, variance, std: intervals from the union bound over the noised vectors they use (each at α/k) pushed
@@ -328,8 +334,11 @@ class GroupBy(DPMech):
     def _release(self, value: Any, privacy_params: Eps, rng: np.random.Generator) -> GroupByResult:
         by, values, unit = value
         select, parts = self.split(privacy_params)
-        labels, codes = np.unique(by, return_inverse=True)
-        codes = codes.reshape(-1)
+        labels, codes = _factorize(by)
+        # Under replace-one-person neighbours the number of people is public (it bounds the float allowance).
+        unit_all = None if unit is None else _factorize(unit)
+        n_people = by.shape[0] if unit_all is None else int(unit_all[0].size)
+        unit = None if unit_all is None else unit_all[1]
         rows_at = np.arange(codes.shape[0])  # original row of each surviving row (values are read by it)
         if self.keys is not None:
             # Rows of groups outside the public keys are dropped before bounding (data-independent: by label).
@@ -347,9 +356,8 @@ class GroupBy(DPMech):
         else:
             by_codes = codes
         n_groups = labels.size
-        n_people = by.shape[0] if unit is None else int(np.unique(unit).size)
         if unit is not None:
-            unit_codes = np.unique(unit, return_inverse=True)[1].reshape(-1)
+            unit_codes = unit
             keep = bound_contributions(unit_codes, by_codes, self.max_groups, self.max_rows, rng)
             by_codes, unit_codes = by_codes[keep], unit_codes[keep]
             rows_at = rows_at[keep]
@@ -357,10 +365,11 @@ class GroupBy(DPMech):
             unit_codes = None
         if select is not None:
             if unit_codes is None:
-                people = _group_sums(by_codes, None, n_groups)
+                people = _group_sums(by_codes, None, n_groups).astype(np.int64)
             else:
-                pairs = np.unique(unit_codes.astype(np.int64) * n_groups + by_codes)
-                people = _group_sums(pairs % n_groups, None, n_groups)
+                pairs = np.sort(unit_codes.astype(np.int64) * n_groups + by_codes)  # distinct (person, group)
+                pairs = pairs[run_starts(pairs)]
+                people = _group_sums(pairs % n_groups, None, n_groups).astype(np.int64)
             t, tau = self.threshold(select)
             noisy = people + _noise.two_sided_geometric(people.shape, t, rng)
             released = np.flatnonzero(noisy >= tau)
@@ -530,6 +539,18 @@ def _add_sums(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return total
 
 
+def _factorize(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct labels, code of each row), as ``np.unique(..., return_inverse=True)``; pandas' hash-based
+    factorisation when available (several times faster on strings)."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is needed for the DataFrame result anyway
+        uniques, codes = np.unique(labels, return_inverse=True)
+        return uniques, codes.reshape(-1)
+    codes, uniques = pd.factorize(labels, sort=True, use_na_sentinel=False)  # a missing label is a group too
+    return np.asarray(uniques), codes.astype(np.intp, copy=False)
+
+
 def _materialise(column: Any) -> Any:
     """An out-of-core label column read into memory (labels are needed whole to bound contributions)."""
     return column.compute() if is_out_of_core(column) else column
@@ -597,7 +618,8 @@ def groupby(
     Parameters
     ----------
     by : array_like
-        The group label of each row (1-D; any sortable labels: strings, integers).
+        The group label of each row (1-D; any sortable labels: strings, integers). ``by``, ``values`` and
+        ``privacy_unit`` may be dask Series or arrays (out of core, same result as in memory for a seed).
     privacy_params : Eps or Del
         The guarantee of the whole query (charged once). Without public ``keys`` it must be ``Del`` with δ > 0.
     values : array_like, optional
