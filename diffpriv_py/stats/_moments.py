@@ -231,7 +231,8 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
             with np.errstate(over="ignore"):  # a variance beyond float64 (bounds near ±1e308) is +inf, never NaN
                 return np.clip(v, 0.0, cap) * unit * unit
 
-        error_scale = np.square(unit)
+        with np.errstate(over="ignore"):  # bounds near ±1e308: an infinite bar, like the variance itself
+            error_scale = np.square(unit)
 
     l1, l2 = sensitivities(per, together=s.together)
     return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, accuracy=_scaled_error(error_scale))
