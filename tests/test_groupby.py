@@ -217,6 +217,8 @@ BAD = [
     ({"privacy_unit": np.zeros(3)}, ValueError, "one entry per row"),
     ({"statistics": ["sum"], "bounds": (0, 1), "values": np.array(["x"] * 5)}, TypeError, "numeric"),
     ({"mechanism": "cauchy"}, ValueError, "mechanism"),
+    ({"quantiles": [1.5], "bounds": (0, 1)}, ValueError, "Quantile levels"),
+    ({"quantiles": [0.5]}, TypeError, "bounds"),
 ]
 
 
@@ -349,3 +351,54 @@ def test_dask_values_with_nan_are_refused_after_the_charge():
         dp.stats.groupby(ddf["g"], dp.Eps(1.0), values=ddf["x"], statistics="sum", bounds=(0, 5), keys=["a", "b"],
                          accountant=acc, rng=0)  # fmt: skip
     assert len(acc.ledger) == 1
+
+
+# ---- quantiles per group --------------------------------------------------------------------------------------------
+
+
+def test_quantiles_per_group_with_a_huge_budget_are_the_data_quantiles_on_the_grid(rng):
+    """ε → ∞: each released quantile is within one grid step of numpy's quantile of the group's clipped values."""
+    by = rng.choice(np.array(["a", "b"]), 4000)
+    x = rng.normal(50, 15, 4000)
+    out = dp.stats.groupby(by, HUGE, values=x, quantiles=[0.1, 0.5, 0.9], bounds=(0, 100), keys=["a", "b"], rng=0)
+    step = 100 / 1024
+    for g in ("a", "b"):
+        for q in (0.1, 0.5, 0.9):
+            assert abs(out.loc[g, f"q{q:g}"] - np.quantile(np.clip(x[by == g], 0, 100), q)) <= step
+    assert "q0.5_rank_accuracy" in out.columns
+
+
+def _scores(values: np.ndarray, q: float) -> np.ndarray:
+    from diffpriv_py.stats._quantile import _rank_counts, candidate_grid
+
+    less, at_most, n = _rank_counts(values, candidate_grid(0.0, 100.0), "raise")
+    return -np.maximum(np.maximum(less - q * n, q * n - at_most), 0.0)
+
+
+def test_replacing_a_person_moves_a_groups_quantile_scores_by_at_most_twice_max_rows(rng):
+    """Grey-box: a person's R rows replaced by another's R rows in the same group move every score by ≤ 2R."""
+    base = rng.uniform(0, 100, 300)
+    for q in (0.1, 0.5, 0.97):
+        for r in (1, 3):
+            a = np.concatenate([base, np.full(r, 0.0)])  # the replaced person at the bottom …
+            b = np.concatenate([base, np.full(r, 100.0)])  # … and the new one at the top
+            c = base  # and removal alone (a group touched by one person only)
+            assert np.abs(_scores(a, q) - _scores(b, q)).max() <= 2 * r * max(q, 1 - q) + 1e-9
+            assert np.abs(_scores(a, q) - _scores(c, q)).max() <= r * max(q, 1 - q) + 1e-9
+
+
+@pytest.mark.slow
+def test_quantile_rank_error_per_group_stays_within_the_rank_bar():
+    """Released medians' rank errors (beyond the grid's own) are within the rank bar at rate ≥ 1 − α."""
+    gen = np.random.default_rng(4)
+    by = np.repeat(["a", "b"], [150, 300])
+    x = gen.uniform(0, 100, by.size)
+    alpha, runs, hits = 0.2, 200, 0
+    for seed in range(runs):
+        out = dp.stats.groupby(by, dp.Eps(0.3), values=x, quantiles=0.5, bounds=(0, 100), keys=["a", "b"],
+                               alpha=alpha, rng=seed)  # fmt: skip
+        for g in ("a", "b"):
+            scores = _scores(x[by == g], 0.5)
+            grid_idx = int(np.rint(out.loc[g, "q0.5"] / (100 / 1024)))
+            hits += -scores[grid_idx] <= -scores.max() + out.loc[g, "q0.5_rank_accuracy"]
+    assert hits >= sps.binom.ppf(P_FALSE_ALARM, 2 * runs, 1 - alpha)

@@ -22,6 +22,8 @@ from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
 from ..mechanisms.base import DPMech, NumericMech, _callable_target
 from ..privacy import Del, Eps
 from ._common import MECHANISMS, check_bounds, check_choice
+from ._quantile import DEFAULT_CANDIDATES, _draw_candidates, _n_candidates, _rank_counts, candidate_grid
+from ._quantile import _quantiles as _quantile_levels
 
 __all__ = ["GROUPBY_STATISTICS", "GroupBy", "GroupByResult", "groupby"]
 
@@ -62,6 +64,12 @@ def _statistics(value: Any) -> tuple[str, ...]:
     return names
 
 
+def _levels(value: Any) -> tuple[float, ...]:
+    if value is None or (not isinstance(value, (int, float)) and len(value) == 0):
+        return ()
+    return _quantile_levels(value)
+
+
 def _keys(value: Any) -> tuple[Any, ...] | None:
     if value is None:
         return None
@@ -94,7 +102,8 @@ class GroupByResult:
         columns: dict[str, np.ndarray] = {}
         for stat, vals in self.values.items():
             columns[stat] = vals
-            columns[f"{stat}_accuracy"] = self.accuracy[stat]
+            # Quantile bars are in ranks (values to move), the others in the statistic's own units.
+            columns[f"{stat}_rank_accuracy" if stat.startswith("q") else f"{stat}_accuracy"] = self.accuracy[stat]
         frame = pd.DataFrame(columns, index=pd.Index(self.keys, name=name))
         frame.attrs["alpha"] = self.alpha
         return frame
@@ -134,6 +143,10 @@ class GroupBy(DPMech):
         Noise of the aggregates (Laplace-type: discrete Laplace for counts; Gaussian needs ``Del``).
     alpha : float, default 0.05
         Level of the error bars reported with every value.
+    quantiles : sequence of float, default ()
+        Quantile levels to release per group (each gets an equal share of ε, like the noised vectors).
+    n_candidates : int, default 1025
+        Points of the public grid between the bounds that quantiles are drawn from.
 
     Notes
     -----
@@ -169,6 +182,9 @@ class GroupBy(DPMech):
     or blocking of the rows, so a dask table (values streamed block by block, label columns read into memory) gives
     the in-memory release bit for bit for a seed.
 
+    **Quantiles** (see ``_quantiles``): per group and level, a grid point drawn with probability
+    ∝ exp(ε_q·u/(4GR)) for the rank utility u, which costs ε_q for all groups together; their bars are in ranks.
+
     **Error bars.** Counts and sums: the exact (1 − α) noise quantile (:meth:`diffpriv_py.Response.accuracy`).
     Mean, variance, std: intervals from the union bound over the noised vectors they use (each at α/k) pushed
     through the public formulas by interval arithmetic, reported as the half-width around the value; they assume
@@ -184,6 +200,8 @@ class GroupBy(DPMech):
     max_rows: int = attrs.field(default=1)
     noise: str = attrs.field(default="laplace")
     alpha: float = attrs.field(default=0.05)
+    quantiles: tuple[float, ...] = attrs.field(default=(), converter=_levels)
+    n_candidates: int = attrs.field(default=DEFAULT_CANDIDATES, converter=_n_candidates)
 
     def __attrs_post_init__(self) -> None:
         check_choice(self.noise, "noise", MECHANISMS, who="dp.stats.groupby")
@@ -203,7 +221,7 @@ class GroupBy(DPMech):
 
     @property
     def needs_values(self) -> bool:
-        return any(s != "count" for s in self.statistics)
+        return bool(self.quantiles) or any(s != "count" for s in self.statistics)
 
     def measurements(self) -> list[_Measurement]:
         """The noised vectors of per-group sums this query releases (its budget is split over them)."""
@@ -230,7 +248,7 @@ class GroupBy(DPMech):
 
     def split(self, privacy_params: Eps) -> tuple[Eps | None, list[Eps]]:
         """The parameters of partition selection (None with public keys) and of each measurement."""
-        parts = len(self.measurements()) + (self.keys is None)
+        parts = len(self.measurements()) + len(self.quantiles) + (self.keys is None)
         eps = privacy_params.epsilon / parts
         if self.noise == "gaussian":
             each = Del(eps, privacy_params.delta / parts)
@@ -286,6 +304,11 @@ class GroupBy(DPMech):
         out_of_core = any(is_out_of_core(c) for c in X if c is not None)
         # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
         # charge; the types and dtypes are public metadata and are checked here.
+        if out_of_core and self.quantiles:
+            raise TypeError(
+                f"{who} does not release quantiles of out-of-core (dask) tables: the rank counts need each group's "
+                "values in memory. Release count/sum/mean/var/std out of core, or quantiles on an in-memory table."
+            )
         by = _labels(by, "by", who) if not out_of_core else _lazy_column(by, "by", who)
         n = None if out_of_core else by.shape[0]
         if self.needs_values:
@@ -443,7 +466,8 @@ class GroupBy(DPMech):
         exact = self._exact_sums(row_slot, values, k)
         noisy: dict[str, np.ndarray] = {}
         bars: dict[str, Callable[[float], np.ndarray]] = {}
-        for m, params in zip(self.measurements(), parts, strict=True):
+        measurements = self.measurements()
+        for m, params in zip(measurements, parts[: len(measurements)], strict=True):
             mech = self._mechanism(m, k, n_people)
             if k == 0:
                 noisy[m.name] = np.zeros(0)
@@ -454,8 +478,47 @@ class GroupBy(DPMech):
             bars[m.name] = lambda a, mech=mech, params=params, v=noisy[m.name]: np.broadcast_to(
                 np.asarray(half_width(mech, params, v, a), dtype=np.float64), v.shape
             )
-        units = {m.name: m.grid for m in self.measurements() if m.grid is not None}
-        return self._report(keys, noisy, bars, units)
+        units = {m.name: m.grid for m in measurements if m.grid is not None}
+        result = self._report(keys, noisy, bars, units)
+        if self.quantiles:
+            levels = self._quantiles(row_slot, values, k, parts[len(measurements) :], rng)
+            result.values.update(levels[0])
+            result.accuracy.update(levels[1])
+        return result
+
+    def _quantiles(
+        self, row_slot: np.ndarray, values: np.ndarray, k: int, parts: list[Eps], rng: np.random.Generator
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Per released group and level, a grid point drawn by the exponential mechanism with a rank utility.
+
+        The score of candidate c in a group of n values is u(c) = −max(0, L(c) − q·n, q·n − R(c)), with L, R the
+        numbers of values < c and ≤ c (as :class:`~diffpriv_py.stats.Quantile`, n now private). Adding or removing
+        one row moves L(c) − q·n and q·n − R(c) by at most max(q, 1 − q) ≤ 1, so replacing a person moves the scores
+        of a group touched by both people by at most 2R and the sum over groups of the largest changes is at most
+        2·G·R. Sampling each group ∝ exp(ε_q·u/(4GR)) therefore costs ε_q in total (each group's loss is at most
+        ε_q·Δ_g/(2GR)). With probability ≥ 1 − α the drawn point's rank error is at most −max u + 4GR·ln(m/α)/ε_q.
+        """
+        lo, hi = self.bounds  # type: ignore[misc]
+        grid = candidate_grid(lo, hi, self.n_candidates)
+        rows = np.flatnonzero(row_slot >= 0)
+        codes = row_slot[rows]
+        order = np.argsort(codes, kind="stable")
+        x = np.asarray(values, dtype=np.float64)[rows[order]]
+        bounds = np.searchsorted(codes[order], np.arange(k + 1))
+        out: dict[str, np.ndarray] = {}
+        acc: dict[str, np.ndarray] = {}
+        reach = 4.0 * self.max_groups * self.max_rows
+        for q, params in zip(self.quantiles, parts, strict=True):
+            scale = params.epsilon / reach
+            drawn = np.empty(k)
+            for g in range(k):  # one exponential-mechanism draw per group (vectorised over its candidates)
+                less, at_most, n = _rank_counts(x[bounds[g] : bounds[g + 1]], grid, "raise")
+                scores = -np.maximum(np.maximum(less - q * n, q * n - at_most), 0.0)
+                drawn[g] = grid[_draw_candidates(scores, scale, rng, 1)[0]]
+            name = f"q{q:g}"
+            out[name] = drawn
+            acc[name] = np.full(k, math.log(self.n_candidates / self.alpha) / scale)
+        return out, acc
 
     def _mechanism(self, m: _Measurement, k: int, n_people: int) -> NumericMech:
         l1, l2 = self.sensitivities(m, n_people)
@@ -520,8 +583,8 @@ class GroupBy(DPMech):
                     sd = width * np.sqrt(var_u)
                     values["std"] = sd
                     acc["std"] = np.maximum(sd - width * np.sqrt(v_lo), width * np.sqrt(v_hi) - sd)
-        ordered = {s: values[s] for s in wanted}
-        return GroupByResult(keys=keys, values=ordered, accuracy={s: acc[s] for s in wanted}, alpha=alpha)
+        ordered = {s: values[s] for s in wanted if s in values}
+        return GroupByResult(keys=keys, values=ordered, accuracy={s: acc[s] for s in ordered}, alpha=alpha)
 
 
 _NAN = (
@@ -601,6 +664,7 @@ def groupby(
     *,
     values: Any = None,
     statistics: str | Sequence[str] = ("count",),
+    quantiles: Any = (),
     bounds: Any = None,
     keys: Any = None,
     privacy_unit: Any = None,
@@ -626,6 +690,10 @@ def groupby(
         The numeric value of each row (needed for sum, mean, var, std).
     statistics : str or sequence of str, default ("count",)
         Any of "count", "sum", "mean", "var", "std".
+    quantiles : float or sequence of float, optional
+        Quantile levels q ∈ [0, 1] to release per group (columns ``q0.5`` …): a point of the public grid of
+        ``n_candidates`` (1025) points between the bounds, drawn by the exponential mechanism; its error bar
+        ``q0.5_rank_accuracy`` is in ranks (how many values would have to move), see :class:`GroupBy`.
     bounds : (lower, upper), optional
         Public clipping bounds of the values (required for value statistics).
     keys : sequence, optional
@@ -680,6 +748,7 @@ def groupby(
     mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
     mech = GroupBy(
         statistics=statistics,
+        quantiles=quantiles,
         bounds=bounds,
         keys=keys,
         max_groups=max_groups,
