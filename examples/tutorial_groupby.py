@@ -101,6 +101,27 @@ small = by_country.sort_values("count").head(3)
 print(small[["count", "mean", "mean_accuracy"]].round(2))
 
 # %% [markdown]
+# Quantiles per group
+# -------------------
+# ``quantiles=`` adds a private quantile per group: a point of a public grid between the bounds, drawn by the
+# exponential mechanism. Its error bar is in *ranks*: how many people would have to move for the released point
+# to be the exact quantile.
+
+# %%
+medians = visits.private.groupby(
+    "sex",
+    dp.Del(1.0, 1e-6),
+    column="age",
+    statistics=["count"],
+    quantiles=[0.5],
+    bounds=(17, 90),
+    privacy_unit="pid",
+    max_rows=1,
+    rng=rng,
+)
+print(medians.assign(true=people.groupby("sex", observed=True).age.median()).round(1))
+
+# %% [markdown]
 # One budget for the whole query
 # ------------------------------
 # All statistics of one group-by are one release: an accountant is charged once, before the data are read, and

@@ -185,6 +185,8 @@ class GroupBy(DPMech):
     **Quantiles** (see ``_quantiles``): per group and level, a grid point drawn with probability
     ∝ exp(ε_q·u/(4GR)) for the rank utility u, which costs ε_q for all groups together; their bars are in ranks.
 
+    The inherited ``sensitivity`` attribute is not used (each noised vector has its own, above).
+
     **Error bars.** Counts and sums: the exact (1 − α) noise quantile (:meth:`diffpriv_py.Response.accuracy`).
     Mean, variance, std: intervals from the union bound over the noised vectors they use (each at α/k) pushed
     through the public formulas by interval arithmetic, reported as the half-width around the value; they assume
@@ -347,6 +349,12 @@ class GroupBy(DPMech):
         if values is not None and np.isnan(np.asarray(values, dtype=np.float64)).any():
             raise TargetOutputError(_NAN)
         return output
+
+    def _accuracy(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
+        raise NotImplementedError(
+            f"A group-by release carries its error bars as the '<statistic>_accuracy' columns of its table (at "
+            f"alpha={self.alpha}); pass alpha= to dp.stats.groupby for another level."
+        )
 
     def _norm(self, value1: Any, value2: Any) -> float:
         raise NotImplementedError(
