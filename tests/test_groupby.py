@@ -249,7 +249,7 @@ def test_nan_values_are_refused_after_the_charge_with_a_note():
 
 @attrs.frozen(kw_only=True)
 class _Flattened(DPMech):
-    """Audit adapter: the group-by's counts over a fixed list of labels, −1000 for a group not released."""
+    """Audit adapter: the group-by's values over a fixed list of labels, −1000 for a group not released."""
 
     inner: GroupBy
     labels: tuple[str, ...]
@@ -267,12 +267,13 @@ class _Flattened(DPMech):
 
     def _release(self, value, params, rng):
         res = self.inner._release(value, params, rng)
-        out = np.full(len(self.labels), -1000.0)
+        stats = list(res.values)
+        out = np.full((len(self.labels), len(stats)), -1000.0)
         pos = {k: i for i, k in enumerate(res.keys.tolist())}
         for j, lab in enumerate(self.labels):
             if lab in pos:
-                out[j] = res.values["count"][pos[lab]]
-        return out
+                out[j] = [res.values[s][pos[lab]] for s in stats]
+        return out.ravel()
 
 
 def _people(groups_rows: dict[str, list[int]]) -> tuple[np.ndarray, None, np.ndarray]:
@@ -402,3 +403,17 @@ def test_quantile_rank_error_per_group_stays_within_the_rank_bar():
             grid_idx = int(np.rint(out.loc[g, "q0.5"] / (100 / 1024)))
             hits += -scores[grid_idx] <= -scores.max() + out.loc[g, "q0.5_rank_accuracy"]
     assert hits >= sps.binom.ppf(P_FALSE_ALARM, 2 * runs, 1 - alpha)
+
+
+@pytest.mark.slow
+def test_audit_does_not_refute_means_when_a_heavy_person_is_added_or_removed():
+    """Add/remove (half a replacement): a person with 30 extreme rows in one group; count and mean not refuted."""
+    gen = np.random.default_rng(8)
+    by = np.repeat(["a", "b"], 40)
+    unit = np.arange(80)
+    x = gen.uniform(0, 10, 80)
+    d1 = (by, x, unit)
+    d2 = (np.concatenate([by, ["a"] * 30]), np.concatenate([x, np.full(30, 10.0)]), np.concatenate([unit, [999] * 30]))
+    inner = GroupBy(statistics=("count", "mean"), bounds=(0, 10), keys=("a", "b"), max_rows=2)
+    mech = _Flattened(inner=inner, labels=("a", "b"))
+    assert audit(mech, d1, d2, dp.Eps(1.0), n=2000, rng=3).passed
