@@ -28,14 +28,45 @@ def n_records(data: Any) -> int:
     )
 
 
-def neighbours(data: Any, n: int) -> tuple[Any, Any]:
-    """From ``n + 1`` records, the replace-one neighbours: the first n, and the first n − 1 plus the last."""
-    if isinstance(data, tuple):
-        pairs = [neighbours(part, n) for part in data]
-        return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
-    if isinstance(data, np.ndarray):
-        return data[:n], np.concatenate([data[: n - 1], data[n : n + 1]])
-    if isinstance(data, list):
-        return data[:n], data[: n - 1] + data[n : n + 1]
-    rows = data.iloc
-    return rows[:n], rows[[*range(n - 1), n]]
+def append_record(base: Any, record: Any) -> Any:
+    """``base`` with the one-record dataset ``record`` appended last (R's ``.generic_append``); ``base`` may be None.
+
+    Neither input is modified. Used by the sensitivity sampler to build replace-one neighbours from a shared base
+    of n − 1 records plus one fresh record each.
+    """
+    if base is None:
+        return record
+    if isinstance(base, tuple):
+        if not isinstance(record, tuple) or len(record) != len(base):
+            raise TypeError(
+                f"The oracle returned a supervised dataset of {len(base)} parts but a record of type "
+                f"{type(record).__name__}; it must return the same (X, y) form for every n."
+            )
+        return tuple(append_record(part, rec) for part, rec in zip(base, record, strict=True))
+    if isinstance(base, np.ndarray):
+        return np.concatenate([base, np.asarray(record)])
+    if isinstance(base, list):
+        return base + list(record)
+    if hasattr(base, "iloc"):
+        import pandas as pd
+
+        return pd.concat([base, record], ignore_index=True)
+    raise TypeError(
+        "Datasets must be numpy arrays (one record per row), lists of records, pandas objects or (X, y) tuples. "
+        f"Got {type(base).__name__}."
+    )
+
+
+def as_array(data: Any, name: str = "X", *, owner: str = "") -> np.ndarray:
+    """``np.asarray(data)``, with a ragged input (records of different lengths) refused by name, not by numpy."""
+    try:
+        return np.asarray(data)
+    except ValueError as exc:
+        if "inhomogeneous" not in str(exc) and "sequence" not in str(exc):
+            raise
+        where = f" of {owner}" if owner else ""
+        raise ValueError(
+            f"The '{name}' argument{where} must be a rectangular array (one record per row, every record of the same "
+            f"length); got a ragged {type(data).__name__}. Pad or fix the records; a supervised estimator takes the "
+            "tuple (X, y), a statistic one array."
+        ) from None

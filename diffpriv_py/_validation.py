@@ -66,3 +66,49 @@ def check_int(value: Any, name: str, *, minimum: int = 1, owner: str = "") -> in
     if out < minimum:
         raise ValueError(f"The '{name}' parameter{where} must be an integer >= {minimum}. Got {out}.")
     return out
+
+
+MAX_ELEMENTS = 10**8
+"""Largest array a public size parameter (bins, lattice points, grid points) may ask for: 800 MB of float64."""
+
+
+def check_size(value: Any, name: str, *, maximum: int = MAX_ELEMENTS, minimum: int = 1, owner: str = "") -> int:
+    """An integer size parameter that is also small enough to allocate; checked before any work is done."""
+    out = check_int(value, name, minimum=minimum, owner=owner)
+    if out > maximum:
+        where = f" of {owner}" if owner else ""
+        raise ValueError(
+            f"The '{name}' parameter{where} would allocate {out:.3g} values; at most {maximum:.0e} are supported. "
+            f"Got {name}={out}. Use a smaller {name}."
+        )
+    return out
+
+
+def check_log_size(base: int, exponent: int, name: str, *, maximum: int = MAX_ELEMENTS, owner: str = "") -> int:
+    """``base ** exponent`` if it is at most ``maximum``; compared in log space, so a huge exponent never hangs."""
+    if exponent * math.log(base) > math.log(maximum) + 1e-9:
+        where = f" of {owner}" if owner else ""
+        raise ValueError(
+            f"The {name}{where} would have {base}^{exponent} = 10^{exponent * math.log10(base):.4g} elements; at "
+            f"most {maximum:.0e} are supported. Lower them (the size grows exponentially with the exponent)."
+        )
+    size = base**exponent
+    if size > maximum:  # the log-space test is only a guard against huge exponents; this one is exact
+        where = f" of {owner}" if owner else ""
+        raise ValueError(
+            f"The {name}{where} would have {base}^{exponent} = {size:.3g} elements; at most {maximum:.0e} are "
+            "supported. Lower them (the size grows exponentially with the exponent)."
+        )
+    return size
+
+
+def refuse_masked(data: Any, name: str = "X", *, owner: str = "") -> None:
+    """Refuse numpy masked arrays (alone or in an (X, y) tuple): numpy functions would silently use masked values."""
+    parts = data if isinstance(data, tuple) else (data,)
+    if any(isinstance(part, np.ma.MaskedArray) for part in parts):
+        where = f" of {owner}" if owner else ""
+        raise TypeError(
+            f"The '{name}' argument{where} is a numpy masked array; masks are not honoured (most numpy code reads "
+            "the masked values), and dropping records changes n. Pass x.compressed() to drop masked values or "
+            "x.filled(value) to replace them, before the release."
+        )

@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ._validation import check_int, check_real
+from ._validation import check_int, check_log_size, check_real
 
 __all__ = ["BernsteinApproximation", "bernstein", "bernstein_basis", "bernstein_lattice"]
 
@@ -39,14 +39,11 @@ Bounds = tuple[tuple[float, ...], tuple[float, ...]]
 # ---- lattice and basis -----------------------------------------------------------------------------------------
 
 
-def check_lattice_size(dims: int, k: int, owner: str) -> int:
-    size = (k + 1) ** dims
-    if size > MAX_LATTICE_SIZE:
-        raise ValueError(
-            f"The lattice of {owner} would have (k + 1)^dims = ({k} + 1)^{dims} = {size:.3g} points; at most "
-            f"{MAX_LATTICE_SIZE:.0e} are supported. Lower k or dims (the lattice grows exponentially in dims)."
-        )
-    return size
+def check_lattice_size(dims: int, k: int, owner: str, k_name: str = "k") -> int:
+    # In log space first: (k + 1)^dims with dims = 2**70 would never finish as a Python integer.
+    return check_log_size(
+        k + 1, dims, f"lattice ({k_name} + 1)^dims for {k_name}={k}, dims={dims}", maximum=MAX_LATTICE_SIZE, owner=owner
+    )
 
 
 def bernstein_lattice(dims: int, k: int) -> np.ndarray:
@@ -172,7 +169,12 @@ def normalize_bounds(bounds: Any, dims: int, owner: str) -> Bounds:
     """Turn ``None`` or ``(lower, upper)`` (numbers or length-``dims`` sequences) into two tuples of floats."""
     if bounds is None:
         return (0.0,) * dims, (1.0,) * dims
-    if isinstance(bounds, (str, bytes)) or not isinstance(bounds, (Sequence, np.ndarray)) or len(bounds) != 2:
+    if (
+        isinstance(bounds, (str, bytes))
+        or not isinstance(bounds, (Sequence, np.ndarray))
+        or (isinstance(bounds, np.ndarray) and bounds.ndim == 0)
+        or len(bounds) != 2
+    ):
         raise TypeError(
             f"The 'bounds' of {owner} must be a pair (lower, upper) of numbers or of length-{dims} sequences, e.g. "
             f"bounds=(0.0, 10.0); None means the unit cube. Got {bounds!r}."

@@ -7,11 +7,12 @@ Errors print one line to stderr and exit with status 2; ``DIFFPRIV_PY_DEBUG=1`` 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
@@ -342,7 +343,7 @@ def _positive_float(name: str, *, upper: float = math.inf) -> Callable[[str], fl
     return parse
 
 
-def _count(name: str, minimum: int) -> Callable[[str], int]:
+def _count(name: str, minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -350,6 +351,9 @@ def _count(name: str, minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {text!r}")
+        if maximum is not None and value > maximum:
+            # A size the machine cannot hold would hang or exhaust memory instead of failing.
+            raise argparse.ArgumentTypeError(f"{name} must be at most {maximum:.0e}, got {text!r}")
         return value
 
     return parse
@@ -515,6 +519,12 @@ def _load_object(spec: str) -> Any:
         raise
     except ModuleNotFoundError as err:
         raise CLIError(f"cannot import {module_name!r}: {err}") from None
+    except SystemExit as err:
+        # The module's own sys.exit would otherwise end the CLI silently with the module's exit code.
+        raise CLIError(
+            f"importing {module_name!r} called sys.exit({err.code!r}); put the script's own code under "
+            "'if __name__ == \"__main__\":' so it can be imported"
+        ) from None
     except Exception as err:
         raise CLIError(f"importing {module_name!r} failed: {type(err).__name__}: {err}") from None
     finally:
@@ -527,12 +537,46 @@ def _load_object(spec: str) -> Any:
     return obj
 
 
+@contextlib.contextmanager
+def _user_code(spec: str, doing: str) -> Iterator[None]:
+    """Report an exception (or sys.exit) raised by the user's own code as theirs, not as a library error."""
+    try:
+        yield
+    except CLIError:
+        raise
+    except (Exception, SystemExit) as err:
+        if os.environ.get("DIFFPRIV_PY_DEBUG"):
+            raise
+        frame = _innermost_frame(err)
+        if frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+            raise  # raised inside diffpriv_py itself: reported by main() as the library's error
+        where = f" at {frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else ""
+        what = f"sys.exit({err.code!r})" if isinstance(err, SystemExit) else f"{type(err).__name__}: {err}"
+        raise CLIError(
+            f"your code in {spec!r} raised {what}{where} while {doing}; fix it (rerun with DIFFPRIV_PY_DEBUG=1 for "
+            "the traceback)"
+        ) from None
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _innermost_frame(err: BaseException) -> Any:
+    tb = err.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame
+
+
 def _audit_case(obj: Any, args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     """Turn a user's object into (mechanism, X, X_neighbour, privacy_params or None)."""
     from .mechanisms import DPMech
 
     if callable(obj) and not isinstance(obj, DPMech) and not isinstance(obj, type):
-        obj = obj()
+        with _user_code(args.mechanism, "building the audit case"):
+            obj = obj()
     if all(hasattr(obj, name) for name in ("mechanism", "privacy_params", "dataset", "neighbour")):
         return obj.mechanism, obj.dataset, obj.neighbour, obj.privacy_params  # a testing.MechCase
     if isinstance(obj, DPMech):
@@ -582,7 +626,8 @@ def _run_audit(args: argparse.Namespace) -> int:
         ) from None
     print(f"Auditing {type(mechanism).__name__} ({source}) ...", flush=True)
     start = time.perf_counter()
-    report = audit(mechanism, X, X_neighbour, params, alpha=args.alpha, n=args.samples, rng=args.seed)
+    with _user_code(source, "being audited") if ":" in args.mechanism else contextlib.nullcontext():
+        report = audit(mechanism, X, X_neighbour, params, alpha=args.alpha, n=args.samples, rng=args.seed)
     sym = _symbols()
     rows = [
         ("claimed guarantee", describe_guarantee(report.claim if hasattr(report, "claim") else params)),
@@ -755,9 +800,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=1e-6,
         help="false-alarm probability of the bound (default 1e-6)",
     )
-    audit.add_argument("--samples", type=_count("--samples", 100), help="releases per dataset (default: the auditor's)")
     audit.add_argument(
-        "--records", type=_count("--records", 2), default=10, help="records in the default datasets (default 10)"
+        "--samples", type=_count("--samples", 100, 10**8), help="releases per dataset (default: the auditor's)"
+    )
+    audit.add_argument(
+        "--records", type=_count("--records", 2, 10**7), default=10, help="records in the default datasets (default 10)"
     )
     audit.add_argument("--seed", type=_seed, help="make the audit reproducible")
     audit.set_defaults(func=_run_audit)

@@ -30,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without pandas
 from . import stats
 from ._rng import RNGLike, as_generator
 from .mechanisms import Gaussian, Laplace
+from .mechanisms.base import check_accountant
 from .privacy import Del, Eps
 from .stats._common import (
     MECHANISMS,
@@ -48,8 +49,9 @@ __all__ = ["PrivateFrameAccessor", "PrivateSeriesAccessor"]
 def _series_values(series: pd.Series, who: str) -> np.ndarray:
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+        label = "the Series" if series.name is None else f"Series {series.name!r}"
         raise TypeError(
-            f"{who} needs a numeric Series; {series.name!r} has dtype {dtype}. Convert it first (e.g. "
+            f"{who} needs a numeric Series; {label} has dtype {dtype}. Convert it first (e.g. "
             "s.astype(float)); count True values with s.private.count()."
         )
     if isinstance(dtype, pd.api.extensions.ExtensionDtype):
@@ -138,6 +140,12 @@ class PrivateSeriesAccessor:
 
 
 def _numeric_columns(frame: pd.DataFrame) -> list[Any]:
+    if frame.columns.has_duplicates:
+        duplicated = list(dict.fromkeys(frame.columns[frame.columns.duplicated()]))
+        raise ValueError(
+            f"DataFrame.private needs unique column names; the frame has duplicated columns {duplicated!r}. Rename "
+            "them (e.g. frame.columns = [...]) so every statistic and bound names one column."
+        )
     return [
         c
         for c in frame.columns
@@ -168,7 +176,17 @@ def _checked_bounds(bounds: Any, columns: list[Any], who: str) -> tuple[np.ndarr
             f"The bounds of {who} must be (lower, upper) or a dict column -> (lower, upper). Got {bounds!r}."
         )
     checked = [check_bounds(pair, None, who=f"{who} (column {c!r})") for c, pair in zip(columns, pairs, strict=True)]
-    return np.array([float(a) for a, _ in checked]), np.array([float(b) for _, b in checked])
+    lower, upper = np.array([float(a) for a, _ in checked]), np.array([float(b) for _, b in checked])
+    with np.errstate(over="ignore"):
+        width = upper - lower
+    if not np.all(np.isfinite(width)):
+        i = int(np.flatnonzero(~np.isfinite(width))[0])
+        raise ValueError(
+            f"The bounds of {who} for column {columns[i]!r} are ({float(lower[i])!r}, {float(upper[i])!r}): "
+            "their width overflows to inf, so a sensitivity computed from it (and the released std) would be "
+            "infinite. Use bounds whose difference is a finite float (|upper - lower| < 1.8e308)."
+        )
+    return lower, upper
 
 
 class PrivateFrameAccessor:
@@ -286,16 +304,29 @@ class PrivateFrameAccessor:
         Under ``nan_policy="raise"`` the count is the number of records n, public under replace-one neighbours,
         and costs nothing. ``min`` and ``max`` are the private quantiles at levels 0 and 1 (inside the bounds).
         With Gaussian noise δ is split equally between the Gaussian statistics.
+
+        Every public input (bounds, percentiles, parameters, and whether the whole table fits the accountant's
+        remaining budget) is checked before the first statistic is charged.
         """
         who = "DataFrame.private.describe"
         nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
         mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
         check_params(privacy_params, mechanism, who=who)
+        accountant = check_accountant(accountant)
         values, columns, (lo, hi) = self._matrix(bounds, who)
-        levels = np.asarray(percentiles, dtype=float).ravel()
+        try:
+            levels = np.asarray(percentiles, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"The 'percentiles' of {who} must be a sequence of numbers in (0, 1). Got {percentiles!r}."
+            ) from None
         if levels.size and not np.all((levels > 0) & (levels < 1)):
-            raise ValueError(f"The percentiles of {who} must lie in (0, 1). Got {list(percentiles)!r}.")
+            raise ValueError(f"The percentiles of {who} must lie in (0, 1). Got {list(np.ravel(percentiles))!r}.")
         levels = np.unique(levels)
+        if callable(getattr(accountant, "check", None)):
+            # Every statistic is charged separately; check the whole table fits first, so a refusal of a later
+            # statistic cannot leave the earlier ones charged (their shares add up to privacy_params).
+            accountant.check(privacy_params)
         gen = as_generator(rng)
         d = len(columns)
         n = values.shape[0]

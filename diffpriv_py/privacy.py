@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import SupportsFloat
 
 import attrs
 
@@ -11,7 +11,7 @@ from ._validation import check_in_range
 __all__ = ["Del", "Eps", "Gam"]
 
 
-def _epsilon(value: Any) -> float:
+def _epsilon(value: SupportsFloat) -> float:
     return check_in_range(
         value,
         "epsilon",
@@ -25,7 +25,7 @@ def _epsilon(value: Any) -> float:
 
 
 def _unit(name: str, meaning: str):
-    def convert(value: Any) -> float:
+    def convert(value: SupportsFloat) -> float:
         return check_in_range(
             value,
             name,

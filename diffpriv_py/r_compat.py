@@ -32,9 +32,18 @@ DPMechExponential = Exponential
 DPMechBernstein = Bernstein
 
 
+def _mechanism(value: Any, name: str, function: str) -> DPMech:
+    if not isinstance(value, DPMech):
+        raise TypeError(
+            f"The '{name}' argument of {function} must be a mechanism (a DPMech such as DPMechLaplace(...)). Got "
+            f"{value!r} (type {type(value).__name__})."
+        )
+    return value
+
+
 def releaseResponse(mechanism: DPMech, privacyParams: Eps, X: Any, *, rng: RNGLike = None) -> Response:
     """R's ``releaseResponse(mechanism, privacyParams, X)``: ``mechanism.release_response(privacyParams, X)``."""
-    return mechanism.release_response(privacyParams, X, rng=rng)
+    return _mechanism(mechanism, "mechanism", "releaseResponse").release_response(privacyParams, X, rng=rng)
 
 
 def sensitivitySampler(
@@ -47,9 +56,9 @@ def sensitivitySampler(
     rng: RNGLike = None,
 ) -> DPMech:
     """R's ``sensitivitySampler``; returns the new mechanism (R returns the modified copy too)."""
-    return object.sensitivity_sampler(oracle, n, m=m, gamma=gamma, rng=rng)
+    return _mechanism(object, "object", "sensitivitySampler").sensitivity_sampler(oracle, n, m=m, gamma=gamma, rng=rng)
 
 
 def sensitivitySamplerManual(object: DPMech, oracle: Any, n: int, m: int, k: int, *, rng: RNGLike = None) -> DPMech:
     """R's ``sensitivitySamplerManual``; returns the new mechanism."""
-    return object.sensitivity_sampler_manual(oracle, n, m, k, rng=rng)
+    return _mechanism(object, "object", "sensitivitySamplerManual").sensitivity_sampler_manual(oracle, n, m, k, rng=rng)

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
-from ._datasets import n_records, neighbours
+from ._datasets import append_record, n_records
 from ._rng import RNGLike, spawn_seeds
-from ._validation import check_in_range, check_int
+from ._validation import check_in_range, check_int, check_size
 from .exceptions import DiffprivWarning, SensitivityError
 
 if TYPE_CHECKING:
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["SamplerPlan", "plan_sampler", "sample_sensitivity", "sample_sensitivity_manual"]
 
 logger = logging.getLogger("diffpriv_py")
+
+MAX_SAMPLES = 10**8
+"""Largest number of sampled sensitivities: more would take days of target evaluations (and 800 MB to hold)."""
 
 CHUNKS = 64
 """Number of work chunks a sampling run is split into (independent of ``n_jobs``, so results do not depend on it)."""
@@ -84,7 +87,7 @@ def plan_sampler(m: int | None = None, gamma: float | None = None) -> SamplerPla
     if m is None and gamma is None:
         raise ValueError("Must specify at least one input m or gamma for the sensitivity sampler.")
     if m is not None:
-        m = check_int(m, "m", minimum=1, owner="the sensitivity sampler")
+        m = check_size(m, "m", maximum=MAX_SAMPLES, owner="the sensitivity sampler")
     if gamma is not None:
         gamma = check_in_range(
             gamma, "gamma", 0.0, 1.0, low_closed=False, high_closed=False, owner="the sensitivity sampler"
@@ -94,6 +97,11 @@ def plan_sampler(m: int | None = None, gamma: float | None = None) -> SamplerPla
 
         rho = math.exp(lambertw(-gamma / (2.0 * math.sqrt(math.e)), k=-1).real + 0.5)
         m = math.ceil(math.log(1.0 / rho) / (2.0 * (gamma - rho) ** 2))
+        if m > MAX_SAMPLES:
+            raise ValueError(
+                f"gamma={gamma!r} would need m={m:.3g} sampled sensitivities; at most {MAX_SAMPLES:.0e} are supported. "
+                "Use a larger gamma (e.g. 0.01 needs m = 41971)."
+            )
     else:
         rho = _rho_for_m(m)
     gamma_lo = _gamma_lo(m, rho)
@@ -139,11 +147,21 @@ def _draw(oracle: Callable[[int, np.random.Generator], Any], size: int, rng: np.
     return data
 
 
+def _neighbour_pair(oracle: Callable, n: int, rng: np.random.Generator) -> tuple[Any, Any]:
+    """R's pair: a shared base ``oracle(n − 1)`` and one fresh record ``oracle(1)`` appended to each copy."""
+    # Separate oracle calls, not one call for n + 1 records: an oracle may draw per-call state (a regime, a
+    # mixture component) once per call, and R's sampler, whose guarantee is stated for its pairs, calls it so.
+    base = _draw(oracle, n - 1, rng) if n > 1 else None
+    first = _draw(oracle, 1, rng)
+    second = _draw(oracle, 1, rng)
+    return append_record(base, first), append_record(base, second)
+
+
 def _sample_chunk(mech: DPMech, oracle: Callable, n: int, size: int, seed: np.random.SeedSequence) -> np.ndarray:
     rng = np.random.default_rng(seed)
     out = np.empty(size)
     for i in range(size):
-        out[i] = mech.sensitivity_norm(*neighbours(_draw(oracle, n + 1, rng), n))
+        out[i] = mech.sensitivity_norm(*_neighbour_pair(oracle, n, rng))
         if not math.isfinite(out[i]):
             raise SensitivityError(
                 f"A sampled sensitivity is {out[i]}: the target's change between two neighbouring datasets must be "
@@ -253,12 +271,14 @@ def sample_sensitivity_manual(
 
     Notes
     -----
-    Each draw takes n + 1 records from the oracle and forms the replace-one neighbours D (the first n) and D′
-    (the first n − 1 plus the last), as R does with a shared base of n − 1 records and two fresh ones. The first
+    Each draw builds the replace-one neighbours exactly as R's ``sensitivitySamplerManual``: a shared base
+    ``oracle(n − 1, rng)`` and two independent single records ``oracle(1, rng)``, one appended last to each copy
+    of the base (for n = 1 the two records alone). Three oracle calls per pair, so an oracle that draws a latent
+    state once per call (a regime, a cluster) gives the two fresh records their own states, as in R. The first
     error (a failing target, a non-finite sensitivity) stops the run and cancels the outstanding work.
     """
     n = check_int(n, "n", minimum=1, owner="the sensitivity sampler")
-    m = check_int(m, "m", minimum=1, owner="the sensitivity sampler")
+    m = check_size(m, "m", maximum=MAX_SAMPLES, owner="the sensitivity sampler")
     k = check_int(k, "k", minimum=1, owner="the sensitivity sampler")
     if k > m:
         raise ValueError(f"The order statistic index k is not in {{1,...,m}}: k={k}, m={m}.")

@@ -320,3 +320,31 @@ def test_evaluate_without_scikit_learn_says_what_to_install(capsys, monkeypatch)
     monkeypatch.setitem(sys.modules, "sklearn", None)  # makes "import sklearn" raise ImportError
     line = _one_line_error(capsys, ["evaluate", "--dataset", "adult"])
     assert "scikit-learn" in line and "diffpriv-py[sklearn]" in line
+
+
+def test_audit_of_a_module_that_calls_sys_exit_is_an_error_naming_the_module(tmp_path, capsys):
+    """A script's own sys.exit(0) must not end the audit silently with the script's exit code."""
+    script = tmp_path / "exiting.py"
+    script.write_text("import sys\nsys.exit(0)\n")
+    assert main(["audit", f"{script}:mech"]) == 2
+    err = capsys.readouterr().err
+    assert "exiting.py" in err and "sys.exit(0)" in err
+
+
+def test_audit_reports_an_exception_in_the_user_s_target_as_theirs(tmp_path, capsys):
+    """An error raised by the user's own target names their file and line, not an 'internal error'."""
+    script = tmp_path / "broken.py"
+    script.write_text(
+        "import diffpriv_py as dp\n\ndef boom(X):\n    raise RuntimeError('my target broke')\n\n"
+        "mech = dp.Laplace(target=boom, sensitivity=1.0)\n"
+    )
+    assert main(["audit", f"{script}:mech", "--samples", "1000", "--seed", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "my target broke" in err and "broken.py:4" in err and "internal error" not in err
+
+
+def test_audit_refuses_a_sample_count_no_machine_can_hold(capsys):
+    """--samples 10**12 is refused by the parser instead of hanging."""
+    with pytest.raises(SystemExit) as exc:
+        main(["audit", "laplace", "--samples", str(10**12)])
+    assert exc.value.code == 2 and "at most" in capsys.readouterr().err

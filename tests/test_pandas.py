@@ -223,3 +223,28 @@ def test_accessor_never_mutates_the_frame(df):
     df.drop(columns="name").private.noise(dp.Eps(1), bounds=bounds, rng=0)
     df.longitude.private.median(dp.Eps(1), bounds=(0, 10), rng=0)
     pd.testing.assert_frame_equal(df, before)
+
+
+def test_describe_refuses_bounds_whose_width_overflows():
+    """bounds=(-1e308, 1e308) have an infinite width: refused before any charge instead of releasing std = inf."""
+    df = pd.DataFrame({"a": np.linspace(0, 1, 20)})
+    acc = dp.Accountant(budget=dp.Eps(5.0))
+    with pytest.raises(ValueError, match="width overflows"):
+        df.private.describe(dp.Eps(1.0), bounds=(-1e308, 1e308), rng=0, accountant=acc)
+    assert acc.spent.epsilon == 0
+
+
+def test_describe_that_does_not_fit_the_budget_charges_nothing():
+    """A table over the remaining budget is refused as a whole, not after its first statistics were charged."""
+    df = pd.DataFrame({"a": np.linspace(0, 1, 20)})
+    acc = dp.Accountant(budget=dp.Eps(1.0))
+    with pytest.raises(dp.exceptions.BudgetExceededError):
+        df.private.describe(dp.Eps(2.0), bounds=(0, 1), rng=0, accountant=acc)
+    assert acc.spent.epsilon == 0 and not acc.ledger
+
+
+def test_duplicate_column_names_are_refused_clearly():
+    """Duplicated names would make every per-column bound ambiguous (and pandas returns frames): a ValueError."""
+    df = pd.DataFrame(np.ones((4, 2)), columns=["a", "a"])
+    with pytest.raises(ValueError, match="duplicated columns \\['a'\\]"):
+        df.private.mean(dp.Eps(1.0), bounds=(0, 1), rng=0)

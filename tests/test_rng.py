@@ -15,10 +15,13 @@ def test_int_seeds_give_exactly_the_stream_and_children_of_default_rng():
     for seed in [0, 5, 2**70, np.uint32(9)]:
         ours, numpys = as_generator(seed), np.random.default_rng(int(seed))
         assert np.array_equal(ours.random(8), numpys.random(8))
+        if not hasattr(numpys, "spawn"):  # Generator.spawn is numpy >= 1.25
+            continue
         for _ in range(2):  # repeated spawns advance the children as numpy's do
             for a, b in zip(ours.spawn(2), numpys.spawn(2), strict=True):
                 assert np.array_equal(a.random(3), b.random(3))
-    assert as_generator(5).bit_generator.seed_seq.entropy == 5
+    bit_generator = as_generator(5).bit_generator  # seed_seq is public from numpy 1.25, _seed_seq before
+    assert getattr(bit_generator, "seed_seq", getattr(bit_generator, "_seed_seq", None)).entropy == 5
 
 
 def test_rng_none_reuses_one_aes_generator_within_a_thread_but_rekeys_after_its_quota(monkeypatch):

@@ -191,3 +191,51 @@ def test_progress_bar_does_not_change_the_result(capsys):
     a = mech.sensitivity_sampler(uniform_oracle, n=10, m=30, rng=4, progress=True)
     b = mech.sensitivity_sampler(uniform_oracle, n=10, m=30, rng=4)
     assert a.sensitivity == b.sensitivity
+
+
+def test_pairs_are_built_from_a_shared_base_and_two_single_records_as_in_r():
+    """Each pair takes oracle(n − 1), then oracle(1) twice (R's sensitivitySamplerManual), in that order."""
+    sizes = []
+
+    def recording_oracle(n, rng):
+        sizes.append(n)
+        return rng.random(n)
+
+    dp.Laplace(target=np.mean, dims=1).sensitivity_sampler_manual(recording_oracle, n=7, m=5, k=5, rng=0)
+    # The first call is the dims probe on one dataset of n records (none here: dims is set).
+    assert sizes == [7] + [6, 1, 1] * 5
+
+
+def test_an_oracle_with_per_call_state_gives_r_s_sensitivity_not_zero():
+    """An oracle that draws one value per call for all its records: R's pairs differ in their last record (Δ > 0);
+    one oracle(n + 1) call would make both neighbours identical and sample Δ = 0."""
+
+    def regime_oracle(n, rng):
+        return np.full(n, rng.random())
+
+    sampled = dp.Laplace(target=np.mean, dims=1).sensitivity_sampler(regime_oracle, n=10, m=50, rng=0)
+    assert 0.05 < sampled.sensitivity <= 0.1
+
+
+def test_a_single_record_dataset_is_two_independent_records():
+    """n = 1: no base; the neighbours are two oracle(1) draws."""
+    sampled = dp.Laplace(target=np.mean, dims=1).sensitivity_sampler(uniform_oracle, n=1, m=50, rng=0)
+    assert 0.5 < sampled.sensitivity <= 1.0 and sampled.sampled_n == 1
+
+
+def test_a_mechanism_sampled_at_one_n_refuses_another_n_without_charging():
+    """Sampled at n = 500, a release on 10 records is a SensitivityError and the accountant stays at zero."""
+    mech = dp.Laplace(target=np.mean).sensitivity_sampler(uniform_oracle, n=500, m=20, rng=0)
+    assert mech.sampled_n == 500
+    acc = dp.Accountant(budget=dp.Gam(5.0, 0.0, 0.5))
+    with pytest.raises(SensitivityError, match="n=500"):
+        mech.release_response(dp.Eps(1.0), np.ones(10), rng=0, accountant=acc)
+    assert acc.spent.epsilon == 0
+    assert isinstance(mech.release_response(dp.Eps(1.0), np.ones(500), rng=0, accountant=acc), dp.Response)
+
+
+def test_target_defaults_to_r_s_constant_zero():
+    """Like R, a mechanism built without a target releases noise around 0."""
+    mech = dp.Laplace(sensitivity=1.0)
+    assert mech.target(np.ones(3)) == 0.0
+    assert isinstance(mech.release_response(dp.Eps(1.0), np.ones(3), rng=0).response, float)

@@ -50,6 +50,11 @@ def _up(x: float) -> float:
     return math.nextafter(x, math.inf) if 0 < x < math.inf else x
 
 
+def _composed_mu(terms: float) -> float:
+    """μ = √(Σ countᵢ·μᵢ²) rounded up: a larger μ only weakens the reported guarantee, never overstates it."""
+    return _up(math.sqrt(_up(terms)))
+
+
 def _params(epsilon: float, delta: float = 0.0, gamma: float = 0.0) -> Eps:
     """The privacy-parameter object for a report; ε = 0 (nothing spent or nothing left) is allowed here only.
 
@@ -124,7 +129,7 @@ class Composition:
         candidates: list[tuple[float, str]] = [(_safe(self.pure_epsilon), "pure")]
         if delta > 0:
             if all(isinstance(e, GaussianEvent) for e in self.events):
-                mu = math.sqrt(math.fsum(e.count * e.mu**2 for e in self.events))
+                mu = _composed_mu(math.fsum(_up(e.count * _up(e.mu**2)) for e in self.events))
                 candidates.append((_safe(_composition._gdp_epsilon, mu, delta), "gdp"))
             curves = [_KeyInfo.of(e._key()).curve for e in self.events]
             if all(c is not None for c in curves):
@@ -149,7 +154,7 @@ class Composition:
         if not self.events or epsilon >= self.pure_epsilon():
             return 0.0
         if all(isinstance(e, GaussianEvent) for e in self.events):
-            mu = math.sqrt(math.fsum(e.count * e.mu**2 for e in self.events))
+            mu = _composed_mu(math.fsum(_up(e.count * _up(e.mu**2)) for e in self.events))
             return _composition.gdp_delta(mu, epsilon)
         return self._pld().delta(epsilon)
 
@@ -389,7 +394,7 @@ class _KeyInfo:
 
     @classmethod
     def of(cls, key: Event) -> _KeyInfo:
-        mu2 = key.mu**2 if isinstance(key, GaussianEvent) else None
+        mu2 = _up(key.mu**2) if isinstance(key, GaussianEvent) else None
         try:
             curve = key._rdp(_RDP_ORDERS)
         except (ArithmeticError, ValueError, MemoryError):  # pragma: no cover - defensive: RDP is then unused
@@ -467,8 +472,8 @@ class _Totals:
                 out.unbounded += 1
             if info.mu2 is not None:
                 if old:
-                    out.gdp.add(-(old * info.mu2))
-                out.gdp.add(new * info.mu2)
+                    out.gdp.add(-_up(old * info.mu2))
+                out.gdp.add(_up(new * info.mu2))
             elif old == 0:
                 out.non_gaussian += 1
             if info.curve is None:
@@ -531,7 +536,7 @@ class _Totals:
         if delta > 0:
             gaussian = self.non_gaussian == 0
             if gaussian:
-                mu = math.sqrt(self.gdp.value)
+                mu = _composed_mu(self.gdp.value)
                 # δ_μ is decreasing in ε: "ε ≤ c" is "δ_μ(c) ≤ δ", one evaluation instead of a root-find.
                 if cheap_enough is not None and _safe(_composition._gdp_delta, mu, cheap_enough) <= delta:
                     candidates.append((cheap_enough, "gdp"))

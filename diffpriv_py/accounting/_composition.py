@@ -172,12 +172,26 @@ def _gdp_epsilon(m: float, d: float) -> float:
     else:  # pragma: no cover - δ_μ(ε) → 0 as ε → ∞, so doubling always ends well before the cap
         raise ArithmeticError(f"gdp_epsilon: no ε up to {hi:g} meets δ = {d!r} for μ = {m!r}.")
     root: float = brentq(lambda e: _gdp_delta(m, e) - d, 0.0, hi, xtol=1e-13, rtol=1e-13, maxiter=_MAX_STEPS)  # type: ignore[assignment]
-    # Step past the root until the curve is provably met at the reported value.
-    eps = root
+    # Narrow [lo, hi] by bisection on the doubles until they are adjacent, with δ(lo) > d ≥ δ(hi): the reported ε is
+    # the smallest double at which the curve is met, whatever path brentq took (so it does not depend on the scipy
+    # version), and it is never below the root.
+    lo, hi = max(0.0, root * (1 - 1e-9)), root * (1 + 1e-9) + 1e-300
     for _ in range(_MAX_STEPS):
-        if not _gdp_delta(m, eps) > d:
-            return _up(eps)
-        eps = eps + max(1e-12, abs(eps) * 1e-12)
+        if _gdp_delta(m, hi) <= d:
+            break
+        lo, hi = hi, hi * 2
+    for _ in range(_MAX_STEPS):
+        if lo == 0.0 or _gdp_delta(m, lo) > d:
+            break
+        lo, hi = lo / 2, lo
+    for _ in range(_MAX_STEPS):
+        mid = lo + (hi - lo) / 2
+        if not lo < mid < hi:
+            return hi
+        if _gdp_delta(m, mid) > d:
+            lo = mid
+        else:
+            hi = mid
     raise ArithmeticError(f"gdp_epsilon: could not meet δ = {d!r} for μ = {m!r}.")  # pragma: no cover
 
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 import abc
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, SupportsFloat, SupportsIndex
 
 import attrs
 import numpy as np
 
 from .._datasets import n_records
 from .._rng import RNGLike, as_generator
-from .._validation import check_in_range, check_int
+from .._validation import check_in_range, check_int, refuse_masked
 from ..exceptions import SensitivityError, TargetOutputError
 from ..privacy import Eps
 from ..response import Response
@@ -25,10 +25,10 @@ from ..response import Response
 if TYPE_CHECKING:
     from scipy.stats import rv_continuous
 
-__all__ = ["DPMech", "NumericMech", "charged_note", "check_accountant"]
+__all__ = ["DPMech", "NumericMech", "charged_note", "check_accountant", "constant_zero"]
 
 
-def _sensitivity(value: Any) -> float:
+def _sensitivity(value: SupportsFloat) -> float:
     return check_in_range(
         value,
         "sensitivity",
@@ -42,7 +42,7 @@ def _sensitivity(value: Any) -> float:
     )
 
 
-def _gamma_sensitivity(value: Any) -> float | None:
+def _gamma_sensitivity(value: SupportsFloat | None) -> float | None:
     if value is None:
         return None
     return check_in_range(
@@ -50,7 +50,7 @@ def _gamma_sensitivity(value: Any) -> float | None:
     )
 
 
-def _sampled_n(value: Any) -> int | None:
+def _sampled_n(value: SupportsIndex | None) -> int | None:
     return None if value is None else check_int(value, "sampled_n", minimum=1, owner="the mechanism")
 
 
@@ -81,6 +81,11 @@ def charged_note(exc: BaseException, guarantee: Eps) -> None:
         exc.add_note(note)
 
 
+def constant_zero(X: Any) -> float:
+    """R's default target (``.constant_target``): 0 whatever the dataset, so an unconfigured mechanism is harmless."""
+    return 0.0
+
+
 def _callable_target(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
     if not callable(value):
         raise TypeError(
@@ -95,9 +100,10 @@ class DPMech(abc.ABC):
 
     Parameters
     ----------
-    target : callable
+    target : callable, default constant_zero
         Maps a dataset to the non-private answer. Its form depends on the mechanism (a number or array for
         additive noise, a score function for the exponential mechanism, a function on [0, 1]^d for Bernstein).
+        The default returns 0 for every dataset, as R's default target does.
     sensitivity : float, default inf
         The global sensitivity of ``target`` in the mechanism's norm under the replace-one neighbouring
         relation (datasets of equal size differing in one record). ``inf`` means *unset*: a release is refused
@@ -117,7 +123,7 @@ class DPMech(abc.ABC):
     sensitivity sampler. Mechanisms are frozen; :func:`attrs.evolve` makes a changed copy.
     """
 
-    target: Callable[[Any], Any] = attrs.field(validator=_callable_target)
+    target: Callable[[Any], Any] = attrs.field(default=constant_zero, validator=_callable_target)
     sensitivity: float = attrs.field(default=math.inf, converter=_sensitivity)
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity)
     sampled_n: int | None = attrs.field(default=None, converter=_sampled_n)
@@ -183,6 +189,7 @@ class DPMech(abc.ABC):
         sensitivity says nothing about it). Subclasses add their own public checks in ``_check_dataset``; what
         depends on the values themselves (NaN, the target's output) is checked after the charge.
         """
+        refuse_masked(X, owner=type(self).__name__)
         if self.sampled_n is not None:
             size = _n_records_or_none(X)
             if size is not None and size != self.sampled_n:
@@ -207,8 +214,8 @@ class DPMech(abc.ABC):
         if not isinstance(privacy_params, kind):
             example = "Del(epsilon=1.0, delta=1e-6)" if kind.__name__ == "Del" else "Eps(epsilon=1.0)"
             raise TypeError(
-                f"{type(self).__name__} needs {kind.__name__} privacy parameters; got {privacy_params!r}. "
-                f"Pass e.g. {example}."
+                f"The 'privacy_params' of {type(self).__name__} must be {kind.__name__} privacy parameters; got "
+                f"{privacy_params!r}. Pass e.g. {example}."
             )
         if not math.isfinite(self.sensitivity):
             raise SensitivityError(
@@ -295,7 +302,7 @@ class DPMech(abc.ABC):
         return self
 
 
-def _dims(value: Any) -> int | None:
+def _dims(value: SupportsIndex | None) -> int | None:
     return None if value is None else check_int(value, "dims", minimum=1, owner="the mechanism")
 
 

@@ -37,7 +37,9 @@ def _order(value: Any) -> int:
 
 
 def _bounds(value: Any, self_: Any) -> Bounds:
-    check_lattice_size(self_.dims, self_.lattice_k, "Bernstein")  # fail at construction, not at the first release
+    check_lattice_size(
+        self_.dims, self_.lattice_k, "Bernstein", "lattice_k"
+    )  # fail at construction, not at the first release
     return normalize_bounds(value, self_.dims, "Bernstein")
 
 

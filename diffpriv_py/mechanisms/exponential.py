@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import ItemsView, KeysView, Sequence, Set, ValuesView
 from typing import Any
 
 import attrs
@@ -24,7 +24,15 @@ def _non_empty(instance: Any, attribute: attrs.Attribute, value: tuple) -> None:
 
 
 def _as_tuple(value: Any) -> tuple:
-    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray, set, frozenset, range)):
+    if isinstance(value, (Set, KeysView, ValuesView, ItemsView)):
+        # A set's iteration order depends on hashing (randomised per process for strings), so the same seed would
+        # select a different response in another process: refuse rather than release irreproducibly.
+        raise TypeError(
+            "The 'response_set' of Exponential must be an ordered sequence of candidate answers; got an unordered "
+            f"{type(value).__name__} {value!r}, whose order (and so the seeded release) can change between "
+            "processes. Pass sorted(candidates) or a list in the order you want."
+        )
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray, range)):
         raise TypeError(
             "The 'response_set' of Exponential must be a list (or other sequence) of candidate answers. "
             f"Got {value!r} (type {type(value).__name__})."
@@ -43,7 +51,9 @@ class Exponential(DPMech):
         (higher is better). With ``vectorized=True`` the score function is called once with the whole response
         set as a list and must return one score per candidate.
     response_set : sequence
-        The finite set of candidate responses; any Python objects.
+        The finite set of candidate responses, any Python objects, in a fixed order (a list, tuple, range or
+        array). Python sets are refused: their order depends on hashing, so a seeded release would not be
+        reproducible across processes; pass ``sorted(candidates)``.
     sensitivity : float
         Global sensitivity Δ of the score: the largest change of any candidate's score between replace-one
         neighbouring datasets (L∞ over the response set).

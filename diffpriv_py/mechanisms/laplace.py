@@ -69,6 +69,12 @@ class Laplace(NumericMech):
     def noise_scale(self, privacy_params: Eps) -> float:
         return self.sensitivity / privacy_params.epsilon
 
+    def _check_params(self, privacy_params: Eps) -> None:
+        # The safe samplers' limits depend only on public values (ε, Δ, dims): refuse before the charge, not after.
+        if self.noise != "float" and self.sensitivity > 0:
+            _noise.grid_step(self.noise_scale(privacy_params))
+            _noise.laplace_epsilon_reserve(privacy_params.epsilon, self.dims or 1)
+
     def noise_distribution(self, privacy_params: Eps) -> stats.rv_continuous:
         from scipy import stats  # lazy: scipy.stats costs ~0.5 s at import, and releases never need it
 

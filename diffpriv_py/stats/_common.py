@@ -15,8 +15,9 @@ from typing import Any, Literal
 import attrs
 import numpy as np
 
+from .._datasets import as_array
 from .._rng import RNGLike
-from .._validation import check_real
+from .._validation import check_real, refuse_masked
 from ..mechanisms import Gaussian, Laplace
 from ..mechanisms.base import NumericMech
 from ..privacy import Del, Eps
@@ -37,6 +38,7 @@ def as_data(x: Any, *, who: str, allow_bool: bool = False) -> np.ndarray:
 
     pandas objects are converted with ``to_numpy`` (nullable dtypes become float with NaN for missing values).
     """
+    refuse_masked(x, "x", owner=who)
     if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
         arr = x.to_numpy()
         if arr.dtype == object:
@@ -45,7 +47,7 @@ def as_data(x: Any, *, who: str, allow_bool: bool = False) -> np.ndarray:
             except (TypeError, ValueError):
                 pass
     else:
-        arr = np.asarray(x)
+        arr = as_array(x, "x", owner=who)
     kind = arr.dtype.kind
     if kind == "b" and not allow_bool:
         raise TypeError(

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._blockwise import first_block, is_out_of_core, map_reduce, n_rows
 from .._rng import RNGLike
-from .._validation import check_int, check_real
+from .._validation import check_real, check_size
 from ..privacy import Eps
 from ._common import (
     MECHANISMS,
@@ -36,7 +36,7 @@ def _edges(bins: Any, range: Any, who: str) -> tuple[np.ndarray, tuple[int, floa
             f"of edges. Got bins={bins!r}: data-driven bin rules such as 'auto' look at the private data."
         )
     if np.ndim(bins) == 0:
-        k = check_int(bins, "bins", minimum=1, owner=who)
+        k = check_size(bins, "bins", maximum=10**7, owner=who)  # 10^9 bins would allocate ~7.5 GiB
         if range is None:
             raise TypeError(
                 f"{who} with bins={k} needs range=(lower, upper): the bin range is never taken from the private "

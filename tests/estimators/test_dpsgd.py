@@ -210,6 +210,7 @@ def test_digits_mlp_reaches_85_percent_at_epsilon_8_and_trains_10_epochs_quickly
 
 def test_sklearn_facade_fits_scores_and_clones():
     """The facade computes q = batch_size/n, charges the accountant and follows scikit-learn's conventions."""
+    pytest.importorskip("sklearn")
     from sklearn.base import clone
 
     from diffpriv_py.sklearn import DPSGDClassifier as Facade

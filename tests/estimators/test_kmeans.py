@@ -477,6 +477,7 @@ def test_reference_table_values_are_reproduced_within_three_standard_deviations(
 
 def test_facade_fits_predicts_and_exposes_learned_attributes(rng):
     """fit releases once; cluster_centers_, n_iter_, predict, transform and score follow scikit-learn."""
+    pytest.importorskip("sklearn")
     from diffpriv_py.sklearn import KMeans as KMeansFacade
 
     X, _ = _blobs(rng, n=900)
@@ -494,6 +495,7 @@ def test_facade_fits_predicts_and_exposes_learned_attributes(rng):
 
 def test_facade_charges_the_accountant_before_releasing(rng):
     """The accountant passed to the facade is charged ε once per fit."""
+    pytest.importorskip("sklearn")
     from diffpriv_py.sklearn import KMeans as KMeansFacade
 
     class Recorder:

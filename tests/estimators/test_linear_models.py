@@ -703,6 +703,7 @@ def test_auditor_refutes_the_worst_case_pair_with_a_quarter_of_the_noise(perturb
 
 def test_facade_fits_predicts_and_exposes_learned_attributes(rng):
     """fit returns self; coef_, intercept_, classes_, n_features_in_, reg_lambda_, privacy_params_ are set."""
+    pytest.importorskip("sklearn")
     from diffpriv_py.sklearn import LogisticRegression as SkLR
 
     X, y = _blobs(rng, n=400, d=3, classes=(0, 1, 2), sep=3.0)
@@ -719,6 +720,7 @@ def test_facade_fits_predicts_and_exposes_learned_attributes(rng):
 
 def test_facade_refuses_use_before_fit_and_fit_without_labels(rng):
     """predict before fit raises NotFittedError; fit(X) without y raises ValueError; missing data_norm raises at fit."""
+    pytest.importorskip("sklearn")
     from diffpriv_py.sklearn import SVM as SkSVM
     from diffpriv_py.sklearn import NotFittedError
 

@@ -336,6 +336,7 @@ def test_adassp_is_close_to_least_squares_at_large_n():
 
 def test_facade_fits_predicts_scores_and_explains_a_missing_delta():
     """fit/predict/score (R²) follow scikit-learn; AdaSSP without delta says to pass delta or use functional."""
+    pytest.importorskip("sklearn")
     from diffpriv_py.sklearn import LinearRegression as Facade
 
     X, y, w = _data(20_000, 3, 6, noise=0.05)

@@ -602,6 +602,7 @@ def test_auditor_refutes_a_ppca_mutant_with_four_times_the_concentration(k, d):
 
 def test_facade_fits_transforms_and_exposes_learned_attributes(rng):
     """fit returns self; components_ (k×d), explained_variance_, n_components_, n_features_in_, privacy_params_."""
+    pytest.importorskip("sklearn")
     from diffpriv_py.sklearn import PCA as SkPCA
 
     X = _spiked_data(rng)
@@ -619,6 +620,7 @@ def test_facade_fits_transforms_and_exposes_learned_attributes(rng):
 
 def test_facade_refuses_use_before_fit_and_a_missing_bound(rng):
     """transform before fit raises NotFittedError; fit without data_norm raises ValueError and charges nothing."""
+    pytest.importorskip("sklearn")
     from diffpriv_py.sklearn import PCA as SkPCA
     from diffpriv_py.sklearn import NotFittedError
 

@@ -435,3 +435,12 @@ def test_auditor_refutes_a_bernstein_mechanism_calibrated_to_half_the_sensitivit
     case = BERNSTEIN_CASES[0]
     broken = attrs.evolve(case.mechanism, sensitivity=case.mechanism.sensitivity / 2)
     assert not audit(broken, case.dataset, case.neighbour, dp.Eps(1.0), rng=1).passed
+
+
+@pytest.mark.parametrize("dims", [2**70, 40])
+def test_huge_lattices_are_refused_at_once(dims):
+    """(k + 1)^dims is compared in log space: dims = 2**70 is refused immediately, not after an endless power."""
+    with pytest.raises(ValueError, match="at most 1e\\+08"):
+        dp.Bernstein(target=lambda X: lambda y: 0.0, lattice_k=3, dims=dims)
+    with pytest.raises(ValueError, match="at most 1e\\+08"):
+        dp.bernstein(lambda y: 0.0, dims, k=3)

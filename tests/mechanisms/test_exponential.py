@@ -132,3 +132,10 @@ def permute_and_flip_pmf(logits):
             pmf[i] += reach * accept[i] / len(orders)
             reach *= 1 - accept[i]
     return pmf
+
+
+@pytest.mark.parametrize("candidates", [{"a", "b"}, frozenset({1, 2}), {"a": 1}.keys()])
+def test_unordered_response_sets_are_refused(candidates):
+    """A set's order depends on hashing, so a seeded release would differ between processes: refused."""
+    with pytest.raises(TypeError, match="sorted"):
+        dp.Exponential(target=lambda X: lambda r: 0.0, response_set=candidates, sensitivity=1.0)
