@@ -508,13 +508,34 @@ class PrivateFrameAccessor:
         ...                            bounds=(0, 100), rng=0)
         """
         frame = self._frame
-        unit = None if privacy_unit is None else frame[privacy_unit]
-        values = None if column is None else frame[column]
+        labels = _frame_column(frame, by, "by")
+        unit = None if privacy_unit is None else _frame_column(frame, privacy_unit, "privacy_unit")
+        values = None if column is None else _frame_column(frame, column, "column")
         if values is not None and values.dtype == object:
             values = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        name = by if _is_label(frame, by) else getattr(by, "name", None)
         return stats.groupby(
-            frame[by], privacy_params, values=values, statistics=statistics, privacy_unit=unit, name=by, **kwargs
+            labels, privacy_params, values=values, statistics=statistics, privacy_unit=unit, name=name, **kwargs
         )
+
+
+def _is_label(frame: pd.DataFrame, key: Any) -> bool:
+    try:
+        return key in frame.columns
+    except TypeError:  # unhashable: an array of labels, not a column name
+        return False
+
+
+def _frame_column(frame: pd.DataFrame, key: Any, name: str) -> Any:
+    """A column of ``frame`` by label, or (like pandas' groupby) an array with one entry per row."""
+    if _is_label(frame, key):
+        return frame[key]
+    if np.ndim(key) == 1 and len(key) == len(frame):
+        return key
+    raise ValueError(
+        f"The '{name}' of DataFrame.private.groupby must be a column label of the frame or an array with one entry "
+        f"per row ({len(frame)}); got {key!r:.80}. Columns: {list(frame.columns)!r:.200}."
+    )
 
 
 @attrs.frozen(eq=False)

@@ -13,9 +13,10 @@ import numpy as np
 from .. import _noise
 from .._blockwise import is_out_of_core, map_reduce
 from .._contribution import bound_contributions, run_starts
+from .._datasets import as_array
 from .._fixed_point import BLOCK, Grid, rounding_allowance, square_bits, sum_bits, to_units
 from .._rng import RNGLike
-from .._validation import check_int
+from .._validation import check_int, refuse_masked
 from ..accuracy import check_alpha, discrete_laplace_half_width, half_width
 from ..exceptions import TargetOutputError
 from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
@@ -53,7 +54,10 @@ def _identity(data: Any) -> Any:
 
 
 def _statistics(value: Any) -> tuple[str, ...]:
-    names = (value,) if isinstance(value, str) else tuple(value)
+    try:
+        names = (value,) if isinstance(value, str) else tuple(value)
+    except TypeError:
+        names = ()
     if not names or any(not isinstance(s, str) or s not in GROUPBY_STATISTICS for s in names):
         raise ValueError(
             f"The 'statistics' of dp.stats.groupby must be a non-empty selection of {GROUPBY_STATISTICS}; got "
@@ -65,9 +69,15 @@ def _statistics(value: Any) -> tuple[str, ...]:
 
 
 def _levels(value: Any) -> tuple[float, ...]:
-    if value is None or (not isinstance(value, (int, float)) and len(value) == 0):
+    if value is None or (isinstance(value, (list, tuple)) and not value):
         return ()
-    return _quantile_levels(value)
+    try:
+        return _quantile_levels(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(
+            f"The 'quantiles' of dp.stats.groupby must be a level in [0, 1] or a sequence of them (e.g. "
+            f"quantiles=[0.5, 0.9]); got {value!r}. {exc}"
+        ) from None
 
 
 def _keys(value: Any) -> tuple[Any, ...] | None:
@@ -210,12 +220,12 @@ class GroupBy(DPMech):
         check_alpha(self.alpha, owner="dp.stats.groupby")
         for name in ("max_groups", "max_rows"):
             check_int(getattr(self, name), name, minimum=1, owner="dp.stats.groupby")
-        if self.needs_values:
-            if self.bounds is None:
-                raise TypeError(
-                    "dp.stats.groupby needs public bounds=(lower, upper) for sum, mean, var and std: values are "
-                    "clipped to them and the noise is calibrated to them. They are never derived from the data."
-                )
+        if self.needs_values and self.bounds is None:
+            raise TypeError(
+                "dp.stats.groupby needs public bounds=(lower, upper) for sum, mean, var, std and quantiles: values "
+                "are clipped to them and the noise is calibrated to them. They are never derived from the data."
+            )
+        if self.bounds is not None:  # checked even when unused, so a mistake is never silently ignored
             lo, hi = check_bounds(self.bounds, None, who="dp.stats.groupby")
             object.__setattr__(self, "bounds", (float(lo), float(hi)))
 
@@ -300,8 +310,13 @@ class GroupBy(DPMech):
 
     def _check_dataset(self, X: Any) -> Any:
         who = "dp.stats.groupby"
-        if not (isinstance(X, tuple) and len(X) == 3):
-            raise TypeError(f"The dataset of GroupBy is a tuple (by, values, unit); got {type(X).__name__}.")
+        if not isinstance(X, tuple):
+            X = (X, None, None)  # the label column alone: counts per group, every row a person
+        if len(X) != 3:
+            raise TypeError(
+                f"The dataset X of GroupBy must be a tuple (by, values, unit) of columns, or the label column alone; "
+                f"got a tuple of {len(X)} items."
+            )
         by, values, unit = X
         out_of_core = any(is_out_of_core(c) for c in X if c is not None)
         # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
@@ -653,7 +668,11 @@ def _labels(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndar
 
 
 def _column(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndarray:
-    arr = value.to_numpy() if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray) else np.asarray(value)
+    refuse_masked(value, name, owner=who)
+    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
+        arr = value.to_numpy()
+    else:
+        arr = as_array(value, name, owner=who)
     if arr.ndim != 1:
         raise ValueError(f"The '{name}' of {who} must be a 1-D column (one entry per row); got shape {arr.shape}.")
     if n is None and arr.shape[0] == 0:
