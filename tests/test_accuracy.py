@@ -167,3 +167,12 @@ def test_bad_alpha_is_refused_with_the_rule(alpha):
     r = dp.Laplace(target=np.mean, sensitivity=0.1).release_response(dp.Eps(0.5), np.ones(10), rng=0)
     with pytest.raises((TypeError, ValueError), match="alpha"):
         r.accuracy(alpha)
+
+
+def test_a_dp_stats_response_with_its_error_bar_survives_pickling():
+    """The error bar travels with the Response (e.g. back from a worker process) and gives the same half-width."""
+    import pickle
+
+    r = dp.stats.std(np.linspace(0, 1, 50), dp.Eps(1.0), bounds=(0, 1), rng=0, full_response=True)
+    again = pickle.loads(pickle.dumps(r))
+    assert again.accuracy(0.1) == r.accuracy(0.1) and again.confidence_interval(0.1) == r.confidence_interval(0.1)

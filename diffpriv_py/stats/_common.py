@@ -212,9 +212,9 @@ class Plan:
     dims: int
     postprocess: Callable[[np.ndarray], Any]
     integer: bool = False
-    accuracy: Callable[[np.ndarray, np.ndarray], Any] | None = None
-    """``accuracy(h, noised)``: half-widths ``h`` of the noised vector ``noised`` → half-widths of the reported value
-    (a public map; ``None`` when there is no closed form)."""
+    accuracy: Callable[[np.ndarray, Any], Any] | None = None
+    """``accuracy(h, value)``: half-widths ``h`` of the noised vector → half-widths of the reported ``value`` (a
+    public map; ``None`` when there is no closed form)."""
 
     def mechanism(self, name: str) -> NumericMech:
         if self.integer:
@@ -239,26 +239,40 @@ def release(
     response = mech.release_response(privacy_params, data, rng=rng, accountant=accountant)
     value = plan.postprocess(np.asarray(response.response, dtype=np.float64))
     if full_response:
-        return attrs.evolve(response, response=value, error_bound=_error_bound(plan, mech, response))
+        return attrs.evolve(response, response=value, error_bound=_error_bound(plan, mech, response, value))
     return value
 
 
-def _error_bound(plan: Plan, mech: NumericMech, response: Response) -> Callable[[float, bool], Any]:
-    """The Response's error bar in the units of the post-processed statistic (a public map of the noise's bar)."""
-    from ..accuracy import half_width
+def _error_bound(plan: Plan, mech: NumericMech, response: Response, value: Any) -> StatisticErrorBound:
+    return StatisticErrorBound(accuracy=plan.accuracy, mechanism=mech, privacy_params=response.privacy_params,
+                               noised=np.asarray(response.response, dtype=np.float64), value=value)  # fmt: skip
 
-    def bound(alpha: float, simultaneous: bool) -> Any:
-        if plan.accuracy is None:
+
+@attrs.frozen(eq=False)
+class StatisticErrorBound:
+    """The error bar of a ``dp.stats`` Response, in the units of the post-processed statistic.
+
+    ``accuracy(h, value)`` maps the half-widths h of the mechanism's noised vector to the statistic's (a public map;
+    ``None`` when there is no closed form); called as ``bound(alpha, simultaneous)``. Picklable, like the Response.
+    """
+
+    accuracy: Any
+    mechanism: NumericMech
+    privacy_params: Eps
+    noised: np.ndarray
+    value: Any
+
+    def __call__(self, alpha: float, simultaneous: bool) -> Any:
+        from ..accuracy import half_width
+
+        if self.accuracy is None:
             raise NotImplementedError(
                 "This statistic is a non-linear function of several noisy quantities (e.g. a mean or variance under "
                 "nan_policy='omit', or a covariance matrix), so it has no closed-form error bar here. Use "
                 "nan_policy='raise' (after imputing missing values) for mean/var/std with error bars."
             )
-        noised = np.asarray(response.response, dtype=np.float64)
-        noise = half_width(mech, response.privacy_params, noised, alpha, simultaneous=simultaneous)
-        return plan.accuracy(np.asarray(noise, dtype=np.float64), noised)
-
-    return bound
+        noise = half_width(self.mechanism, self.privacy_params, self.noised, alpha, simultaneous=simultaneous)
+        return self.accuracy(np.asarray(noise, dtype=np.float64), np.asarray(self.value, dtype=np.float64))
 
 
 def finish(values: np.ndarray, scalar: bool) -> Any:

@@ -241,17 +241,30 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
 def _scaled_error(scale: Any) -> Any:
     """Error map of a statistic reported as clip(a + scale·v) or clip(v)·scale (a, scale public): the factor
     multiplies the noise's half-width, and clipping into a range that holds the exact value never moves the
-    estimate further from it."""
-    return lambda h, v: h * scale
+    estimate further from it. (Module-level functions and partials, so a Response stays picklable.)"""
+    return functools.partial(_times, scale)
 
 
-def _std_error(var_error: Any, var_post: Any, h: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """The exact variance lies in [w − e, w + e] ∩ [0, ∞) (w the reported variance, e its half-width), so the exact
-    std lies in [√max(w − e, 0), √(w + e)]; the half-width is the larger distance from √w to its ends."""
-    var = np.asarray(var_post(v), dtype=np.float64)
-    width = np.asarray(var_error(h, v), dtype=np.float64)
-    root = np.sqrt(var)
+def _times(scale: Any, h: np.ndarray, value: Any) -> np.ndarray:
+    return h * scale
+
+
+def _count_error(h: np.ndarray, value: Any) -> np.ndarray:
+    """The exact count c is an integer: |v − c| ≤ h implies |rint(v) − c| ≤ ⌊h + ½⌋ (h itself for integer noise)."""
+    return np.floor(h + 0.5)
+
+
+def _std_error(var_error: Any, h: np.ndarray, value: Any) -> np.ndarray:
+    """The exact variance lies in [w − e, w + e] ∩ [0, ∞) (w = value², the reported variance; e its half-width), so
+    the exact std lies in [√max(w − e, 0), √(w + e)]; the half-width is the larger distance from √w to its ends."""
+    root = np.asarray(value, dtype=np.float64)
+    var = root * root
+    width = np.asarray(var_error(h, var), dtype=np.float64)
     return np.maximum(root - np.sqrt(np.maximum(var - width, 0.0)), np.sqrt(var + width) - root)
+
+
+def _finished_error(error: Any, scalar: bool, h: np.ndarray, value: Any) -> Any:
+    return finish(np.asarray(error(h, value), dtype=float), scalar)
 
 
 def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
@@ -328,12 +341,8 @@ def _count_plan(s: _Shape, who: str) -> Plan:
     def post(v: np.ndarray) -> np.ndarray:
         return np.clip(np.rint(v), 0, cap).astype(np.int64)
 
-    def error(h: np.ndarray, v: np.ndarray) -> np.ndarray:
-        # The exact count c is an integer: |v − c| ≤ h implies |rint(v) − c| ≤ ⌊h + ½⌋ (h itself for integer noise).
-        return np.floor(h + 0.5)
-
     target = ClippedStatistic("count", np.asarray(0.0), np.asarray(1.0), axis=s.axis, who=who)
-    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, integer=True, accuracy=error)
+    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, integer=True, accuracy=_count_error)
 
 
 def _run(
@@ -372,16 +381,13 @@ def _run(
         else:
             plan = _raise_plan(stat, s, lo, hi, ddof, who)
     if statistic == "std":
-        var_post = plan.postprocess
         plan = attrs.evolve(plan, postprocess=lambda v, p=plan.postprocess: np.sqrt(p(v)))
         if plan.accuracy is not None:
-            plan = attrs.evolve(plan, accuracy=functools.partial(_std_error, plan.accuracy, var_post))
+            plan = attrs.evolve(plan, accuracy=functools.partial(_std_error, plan.accuracy))
     scalar = not s.two_d or ax is None
     plan = attrs.evolve(plan, postprocess=lambda v, p=plan.postprocess: finish(np.asarray(p(v)), scalar))
     if plan.accuracy is not None:
-        plan = attrs.evolve(
-            plan, accuracy=lambda h, v, e=plan.accuracy: finish(np.asarray(e(h, v), dtype=float), scalar)
-        )
+        plan = attrs.evolve(plan, accuracy=functools.partial(_finished_error, plan.accuracy, scalar))
     return release(
         plan,
         privacy_params,
