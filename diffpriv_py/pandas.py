@@ -466,6 +466,92 @@ class PrivateFrameAccessor:
             return attrs.evolve(response, response=out)
         return out
 
+    def groupby(
+        self,
+        by: Any,
+        privacy_params: Eps,
+        *,
+        column: Any = None,
+        statistics: Any = ("count",),
+        keys: Any = None,
+        bounds: Any = None,
+        privacy_unit: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Private statistics of ``column`` per group of column ``by``, with error bars (:func:`dp.stats.groupby`).
+
+        Parameters
+        ----------
+        by : column label
+            The column holding each row's group.
+        privacy_params : Eps or Del
+            The guarantee of the whole query (``Del`` with δ > 0 unless ``keys=`` lists the public groups).
+        column : column label, optional
+            The numeric column to aggregate (needed for sum, mean, var, std).
+        statistics : str or sequence of str, default ("count",)
+            Any of "count", "sum", "mean", "var", "std".
+        keys : sequence, optional
+            The public list of groups (every key is released, missing ones as empty groups). ``None``: the groups
+            are selected privately, which needs ``Del`` privacy parameters with δ > 0.
+        bounds : (lower, upper), optional
+            Public bounds of ``column`` (needed for sum, mean, var, std).
+        privacy_unit : column label, optional
+            The column naming the person behind each row (then ``max_groups=`` and ``max_rows=`` bound each
+            person's contribution). ``None``: every row is a different person.
+        **kwargs
+            ``max_groups``, ``max_rows``, ``mechanism``, ``alpha``, ``rng``, ``accountant``, ``full_response``, as
+            in :func:`diffpriv_py.stats.groupby`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by the released groups, with ``<statistic>`` and ``<statistic>_accuracy`` columns.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, diffpriv_py as dp, diffpriv_py.pandas
+        >>> df = pd.DataFrame({"city": ["Paris"] * 400 + ["Lyon"] * 300, "age": np.arange(700) % 80})
+        >>> table = df.private.groupby("city", dp.Del(1.0, 1e-6), column="age", statistics=["count", "mean"],
+        ...                            bounds=(0, 100), rng=0)
+        """
+        frame = self._frame
+        labels = _frame_column(frame, by, "by")
+        unit = None if privacy_unit is None else _frame_column(frame, privacy_unit, "privacy_unit")
+        values = None if column is None else _frame_column(frame, column, "column")
+        if values is not None and values.dtype == object:
+            values = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        name = by if _is_label(frame, by) else getattr(by, "name", None)
+        return stats.groupby(
+            labels,
+            privacy_params,
+            values=values,
+            statistics=statistics,
+            keys=keys,
+            bounds=bounds,
+            privacy_unit=unit,
+            name=name,
+            **kwargs,
+        )
+
+
+def _is_label(frame: pd.DataFrame, key: Any) -> bool:
+    try:
+        return key in frame.columns
+    except TypeError:  # unhashable: an array of labels, not a column name
+        return False
+
+
+def _frame_column(frame: pd.DataFrame, key: Any, name: str) -> Any:
+    """A column of ``frame`` by label, or (like pandas' groupby) an array with one entry per row."""
+    if _is_label(frame, key):
+        return frame[key]
+    if np.ndim(key) == 1 and len(key) == len(frame):
+        return key
+    raise ValueError(
+        f"The '{name}' of DataFrame.private.groupby must be a column label of the frame or an array with one entry "
+        f"per row ({len(frame)}); got {key!r:.80}. Columns: {list(frame.columns)!r:.200}."
+    )
+
 
 @attrs.frozen(eq=False)
 class _NormalisedRows:

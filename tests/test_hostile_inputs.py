@@ -102,6 +102,8 @@ GOOD: dict[str, Callable[[], Any]] = {
     "bins": lambda: 4,
     "range": lambda: (0.0, 1.0),
     "percentiles": lambda: (0.25, 0.75),
+    "by": lambda: np.array(["a", "b"] * 20),  # group labels (dp.stats.groupby)
+    "keys": lambda: ["a", "b"],  # public group keys: a pure-ε group-by needs no partition selection
     # mechanisms and the sampler
     "target": lambda: _mean_target,
     "sensitivity": lambda: 1.0 / 40,
@@ -138,7 +140,7 @@ GOOD: dict[str, Callable[[], Any]] = {
 # Which arguments carry private data (their hostile values are read after the charge, so a charge may stand).
 DATA_PARAMS = {"x", "X", "X_neighbour", "X1", "X2", "y"}
 # Optional parameters that are set anyway (stats need bounds, histograms bins and range).
-ALWAYS = {"bounds", "bins", "range", "m", "data_norm", "label_bound"}
+ALWAYS = {"bounds", "bins", "range", "m", "data_norm", "label_bound", "keys"}
 
 # ---- hostile values --------------------------------------------------------------------------------------------
 
@@ -366,7 +368,7 @@ NOT_HOSTILE = re.compile(
     r"^dp\.testing\.(check_(?!sensitivity$)|mechanism_checks|parametrize_with_checks|MechCase|AuditReport"
     r"|trailing_exponent|PairResult|SearchReport)|^dp\.(Response|SamplerPlan|Chunks|DPMech|NumericMech)\b|^dp\.accounting\.(Charge|Event|"
     r"Composition)$|^dp\.estimators\.(DPLloydPlan|DPSGDModel|KMeansModel|LinearClassifierModel|LinearModel|PCAModel)$"
-    r"|^dp\.stats\.(ClippedStatistic|CovarianceTarget|HistogramTarget|Quantile)|^dp\.sklearn\.DPEstimator"
+    r"|^dp\.stats\.(ClippedStatistic|CovarianceTarget|HistogramTarget|Quantile|GroupBy)|^dp\.sklearn\.DPEstimator"
 )
 # Whose file each entry point lives in, for the report: a finding outside the fail-closed area is xfail'ed.
 OWNERS = [
@@ -748,7 +750,7 @@ _DATASET_ENTRIES = [
 def test_masked_arrays_are_refused_at_every_release_before_any_charge(entry):
     """numpy would silently read the masked values: every release, statistic and fit refuses a masked array."""
     run, kwargs = baseline(entry)
-    data_param = "x" if "x" in kwargs else "X"
+    data_param = next(p for p in ("x", "X", "by") if p in kwargs)
     data = kwargs[data_param]
     features = data[0] if isinstance(data, tuple) else data
     masked = np.ma.array(features, mask=np.zeros(features.shape, dtype=bool))

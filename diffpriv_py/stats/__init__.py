@@ -6,6 +6,7 @@ mechanism for quantiles) under replace-one neighbours, and returns the private v
 :class:`~diffpriv_py.Response` with ``full_response=True``.
 """
 
+from ._groupby import GroupBy, groupby
 from ._histogram import HistogramTarget, histogram
 from ._moments import ClippedStatistic, CovarianceTarget, count, covariance, mean, std, sum, var
 from ._quantile import Quantile, candidate_grid, median, quantile
@@ -13,11 +14,13 @@ from ._quantile import Quantile, candidate_grid, median, quantile
 __all__ = [
     "ClippedStatistic",
     "CovarianceTarget",
+    "GroupBy",
     "HistogramTarget",
     "Quantile",
     "candidate_grid",
     "count",
     "covariance",
+    "groupby",
     "histogram",
     "mean",
     "median",

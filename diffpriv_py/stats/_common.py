@@ -267,6 +267,9 @@ class Plan:
     scalar_postprocess: Callable[[float], Any] | None = None
     """The same map as ``postprocess`` on a Python float or int, for a scalar release (no numpy call on a 0-d array)."""
     _mechanisms: dict = attrs.field(init=False, factory=dict, repr=False)
+    accuracy: Callable[[np.ndarray, Any], Any] | None = None
+    """``accuracy(h, value)``: half-widths ``h`` of the noised vector → half-widths of the reported ``value`` (a
+    public map; ``None`` when there is no closed form)."""
 
     def mechanism(self, name: str) -> NumericMech:
         # Built once per plan (mechanisms are frozen, so a plan reused for many releases shares them).
@@ -301,8 +304,40 @@ def release(
     else:
         value = plan.postprocess(np.asarray(raw, dtype=np.float64))
     if full_response:
-        return attrs.evolve(response, response=value)
+        return attrs.evolve(response, response=value, error_bound=_error_bound(plan, mech, response, value))
     return value
+
+
+def _error_bound(plan: Plan, mech: NumericMech, response: Response, value: Any) -> StatisticErrorBound:
+    return StatisticErrorBound(accuracy=plan.accuracy, mechanism=mech, privacy_params=response.privacy_params,
+                               noised=np.asarray(response.response, dtype=np.float64), value=value)  # fmt: skip
+
+
+@attrs.frozen(eq=False)
+class StatisticErrorBound:
+    """The error bar of a ``dp.stats`` Response, in the units of the post-processed statistic.
+
+    ``accuracy(h, value)`` maps the half-widths h of the mechanism's noised vector to the statistic's (a public map;
+    ``None`` when there is no closed form); called as ``bound(alpha, simultaneous)``. Picklable, like the Response.
+    """
+
+    accuracy: Any
+    mechanism: NumericMech
+    privacy_params: Eps
+    noised: np.ndarray
+    value: Any
+
+    def __call__(self, alpha: float, simultaneous: bool) -> Any:
+        from ..accuracy import half_width
+
+        if self.accuracy is None:
+            raise NotImplementedError(
+                "This statistic is a non-linear function of several noisy quantities (e.g. a mean or variance under "
+                "nan_policy='omit', or a covariance matrix), so it has no closed-form error bar here. Use "
+                "nan_policy='raise' (after imputing missing values) for mean/var/std with error bars."
+            )
+        noise = half_width(self.mechanism, self.privacy_params, self.noised, alpha, simultaneous=simultaneous)
+        return self.accuracy(np.asarray(noise, dtype=np.float64), np.asarray(self.value, dtype=np.float64))
 
 
 def finish(values: np.ndarray, scalar: bool) -> Any:

@@ -267,6 +267,7 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
             return np.clip(count * origin + v * unit, low, high)
 
         scalar_post = _scalar_clip(float(count * origin), float(unit), float(low), float(high)) if one else None
+        error_scale: Any = np.abs(unit)
 
     else:  # var, in units of the grid width squared (every quantised value lies in an interval of width 1)
         if s.axis == 0:
@@ -291,9 +292,19 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
                 return np.clip(v, 0.0, cap) * unit * unit
 
         scalar_post = _scalar_variance(float(cap), float(unit)) if one else None
+        with np.errstate(over="ignore"):  # bounds near ±1e308: an infinite bar, like the variance itself
+            error_scale = np.square(unit)
 
     l1, l2 = sensitivities(per, together=s.together)
-    return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, scalar_postprocess=scalar_post)
+    return Plan(
+        target=target,
+        l1=l1,
+        l2=l2,
+        dims=per.size,
+        postprocess=post,
+        scalar_postprocess=scalar_post,
+        accuracy=_scaled_error(error_scale),
+    )
 
 
 def _scalar_clip(shift: float, scale: float, low: float, high: float) -> Callable[[float], float]:
@@ -304,6 +315,39 @@ def _scalar_clip(shift: float, scale: float, low: float, high: float) -> Callabl
 def _scalar_variance(cap: float, scale: float) -> Callable[[float], float]:
     """``np.clip(v, 0, cap)·scale·scale`` on a Python float (an overflow is +inf there too, never NaN)."""
     return lambda v: min(max(v, 0.0), cap) * scale * scale
+
+
+def _scaled_error(scale: Any) -> Any:
+    """Error map of a statistic reported as clip(a + scale·v) or clip(v)·scale (a, scale public): the factor
+    multiplies the noise's half-width, and clipping into a range that holds the exact value never moves the
+    estimate further from it. (Module-level functions and partials, so a Response stays picklable.)"""
+    return functools.partial(_times, scale)
+
+
+def _times(scale: Any, h: np.ndarray, value: Any) -> np.ndarray:
+    return h * scale
+
+
+def _count_error(h: np.ndarray, value: Any) -> np.ndarray:
+    """The exact count c is an integer: |v − c| ≤ h implies |rint(v) − c| ≤ ⌊h + ½⌋ (h itself for integer noise)."""
+    return np.floor(h + 0.5)
+
+
+def _std_error(var_error: Any, h: np.ndarray, value: Any) -> np.ndarray:
+    """The exact variance lies in [w − e, w + e] ∩ [0, ∞) (w = value², the reported variance; e its half-width), so
+    the exact std lies in [√max(w − e, 0), √(w + e)]; the half-width is the larger distance from √w to its ends."""
+    root = np.asarray(value, dtype=np.float64)
+    var = root * root
+    width = np.asarray(var_error(h, var), dtype=np.float64)
+    return np.maximum(root - np.sqrt(np.maximum(var - width, 0.0)), np.sqrt(var + width) - root)
+
+
+def _finished_error(error: Any, kept: tuple[int, ...] | None, scalar: bool, h: np.ndarray, value: Any) -> Any:
+    """The half-widths in the shape of the reported value: numpy's keepdims shape, a Python float, or the array."""
+    out = np.asarray(error(h, np.asarray(value, dtype=np.float64).reshape(np.shape(h)) if kept else value), dtype=float)
+    if kept is not None:
+        return out.reshape(kept)
+    return finish(out, scalar)
 
 
 def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
@@ -340,7 +384,7 @@ def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: 
             return np.clip(v * unit, low, high)
 
         l1, l2 = sensitivities(per, together=True)
-        return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post)
+        return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, accuracy=_scaled_error(np.abs(unit)))
 
     order = 2 if statistic == "var" else 1
     # One rounding per released Σu (|Σu| ≤ count/2) and Σu² (≤ count/4): added once per group, to L1 and to L2.
@@ -385,7 +429,14 @@ def _count_plan(s: _Shape, who: str) -> Plan:
 
     target = ClippedStatistic("count", np.asarray(0.0), np.asarray(1.0), axis=s.axis, who=who)
     return Plan(
-        target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, integer=True, scalar_postprocess=scalar_post
+        target=target,
+        l1=l1,
+        l2=l2,
+        dims=per.size,
+        postprocess=post,
+        integer=True,
+        scalar_postprocess=scalar_post,
+        accuracy=_count_error,
     )
 
 
@@ -494,12 +545,15 @@ def _plan(
     else:
         stat = "var" if statistic == "std" else statistic
         plan = (_omit_plan if policy == "omit" else _raise_plan)(stat, s, lo, hi, ddof, who)
-    post, scalar_post = plan.postprocess, plan.scalar_postprocess
+    post, scalar_post, accuracy = plan.postprocess, plan.scalar_postprocess, plan.accuracy
     if statistic == "std":
         post = _then(post, np.sqrt)
         scalar_post = None if scalar_post is None else _then(scalar_post, math.sqrt)
+        accuracy = None if accuracy is None else functools.partial(_std_error, accuracy)
     scalar = not s.two_d or s.axis is None
     kept = _kept_shape(s) if keepdims else None
+    if accuracy is not None:
+        accuracy = functools.partial(_finished_error, accuracy, kept, scalar and kept is None)
     if dtype is not None:
         post = _then(post, functools.partial(_as_dtype, dtype=dtype))
         scalar_post = None  # numpy scalars of the requested dtype, through the array path
@@ -508,7 +562,7 @@ def _plan(
         scalar_post = None
     elif scalar:
         post = _then(post, _item if dtype is None else _dtype_item)
-    return attrs.evolve(plan, postprocess=post, scalar_postprocess=scalar_post)
+    return attrs.evolve(plan, postprocess=post, scalar_postprocess=scalar_post, accuracy=accuracy)
 
 
 def _then(first: Any, second: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -253,6 +253,9 @@ class Quantile(DPMech):
     n_candidates: int = attrs.field(default=DEFAULT_CANDIDATES, converter=_n_candidates)
     nan_policy: str = attrs.field(default="raise", validator=attrs.validators.in_(NAN_POLICIES))
 
+    accuracy_units: ClassVar[str] = "ranks"
+    """Units of :meth:`Response.accuracy <diffpriv_py.Response.accuracy>` for its releases (see ``_accuracy``)."""
+
     def __attrs_post_init__(self) -> None:
         lo, hi = np.asarray(self.lower), np.asarray(self.upper)
         if lo.shape != hi.shape or not np.all(np.isfinite(lo) & np.isfinite(hi)) or not np.all(lo < hi):
@@ -322,6 +325,19 @@ class Quantile(DPMech):
 
     def _release(self, value: GridCounts, privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
         return self._draw(value, privacy_params, rng, 1)[0]
+
+    def _accuracy(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
+        """Error bar in rank units: with probability ≥ 1 − α each released grid point c has rank error
+        −u(c) ≤ −max u + (2Δ/ε′)·ln(m/α), m the number of candidates (McSherry & Talwar 2007, Thm 6).
+
+        −max u is the grid's own discretisation: at most the number of values strictly inside one grid cell
+        (0 when no two grid points bracket a run of values). In value units the error is at most the distance over
+        which that many ranks spread, plus half a grid step; that depends on the data and is not computed here.
+        """
+        # ε is split over k levels and d columns; the released values are one per (level, column).
+        eps = privacy_params.epsilon / max(len(self.quantiles), int(np.size(noised)))
+        width = 2.0 * self.sensitivity / eps * math.log(self.n_candidates / alpha)
+        return np.full(np.shape(noised), width) if np.ndim(noised) else width
 
     def _sample_many(self, value: GridCounts, privacy_params: Eps, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` independent releases from one evaluated dataset, shape (n, levels, columns) (for the auditor)."""

@@ -1,0 +1,792 @@
+"""DP group-by: count, sum, mean, variance and standard deviation per group, with per-person contribution bounds and
+private partition selection (the set of released groups is itself private unless the keys are public)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from .. import _noise
+from .._blockwise import is_out_of_core, map_reduce
+from .._contribution import bound_contributions, run_starts
+from .._datasets import as_array
+from .._fixed_point import BLOCK, Grid, rounding_allowance, square_bits, sum_bits, to_units
+from .._rng import RNGLike
+from .._validation import check_int, refuse_masked
+from ..accuracy import check_alpha, discrete_laplace_half_width, half_width
+from ..exceptions import TargetOutputError
+from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
+from ..mechanisms.base import DPMech, NumericMech, _callable_target
+from ..privacy import Del, Eps
+from ._common import MECHANISMS, check_bounds, check_choice
+from ._quantile import DEFAULT_CANDIDATES, _draw_candidates, _n_candidates, _rank_counts, candidate_grid
+from ._quantile import _quantiles as _quantile_levels
+
+__all__ = ["GROUPBY_STATISTICS", "GroupBy", "GroupByResult", "groupby"]
+
+GROUPBY_STATISTICS = ("count", "sum", "mean", "var", "std")
+
+
+def _group_sums(codes: np.ndarray, weights: np.ndarray | None, n_groups: int) -> np.ndarray:
+    """Exact Σ weights per group as Python ints (the number of rows without weights): the ONE place per-group sums
+    are computed.
+
+    ``weights`` are integer-valued float64 grid indices with |w| ≤ 2⁵² / BLOCK (bits from
+    :func:`~diffpriv_py._fixed_point.sum_bits` or ``square_bits``), so every per-block, per-group float partial sum
+    of at most BLOCK values is an integer below 2⁵², exact in any order; block totals are added as Python ints. The
+    result depends only on the multiset of (group, weight) pairs: in-memory and blockwise evaluations agree bit for
+    bit.
+    """
+    total = np.zeros(n_groups, dtype=np.int64).astype(object)
+    for start in range(0, codes.shape[0], BLOCK):
+        w = None if weights is None else weights[start : start + BLOCK]
+        part = np.bincount(codes[start : start + BLOCK], weights=w, minlength=n_groups)
+        total = total + part.astype(np.int64).astype(object)
+    return total
+
+
+def _identity(data: Any) -> Any:
+    return data
+
+
+def _statistics(value: Any) -> tuple[str, ...]:
+    try:
+        names = (value,) if isinstance(value, str) else tuple(value)
+    except TypeError:
+        names = ()
+    if not names or any(not isinstance(s, str) or s not in GROUPBY_STATISTICS for s in names):
+        raise ValueError(
+            f"The 'statistics' of dp.stats.groupby must be a non-empty selection of {GROUPBY_STATISTICS}; got "
+            f"{value!r}. Pass e.g. statistics=('count', 'mean')."
+        )
+    if len(set(names)) != len(names):
+        raise ValueError(f"The 'statistics' of dp.stats.groupby must not repeat a statistic; got {value!r}.")
+    return names
+
+
+def _levels(value: Any) -> tuple[float, ...]:
+    if value is None or (isinstance(value, (list, tuple)) and not value):
+        return ()
+    try:
+        return _quantile_levels(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(
+            f"The 'quantiles' of dp.stats.groupby must be a level in [0, 1] or a sequence of them (e.g. "
+            f"quantiles=[0.5, 0.9]); got {value!r}. {exc}"
+        ) from None
+
+
+def _keys(value: Any) -> tuple[Any, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(
+            f"The 'keys' of dp.stats.groupby must be a sequence of public group labels (or None to select groups "
+            f"privately); got {value!r}. Pass e.g. keys=['Paris', 'Lyon']."
+        )
+    keys = tuple(np.asarray(list(value)).tolist())
+    if not keys:
+        raise ValueError("The 'keys' of dp.stats.groupby must not be empty; pass keys=None to select groups privately.")
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"The 'keys' of dp.stats.groupby must be distinct labels; got {value!r}.")
+    return keys
+
+
+@attrs.frozen(eq=False)
+class GroupByResult:
+    """The released groups and, per statistic, the private values and their error bars (public arrays)."""
+
+    keys: np.ndarray
+    values: dict[str, np.ndarray]
+    accuracy: dict[str, np.ndarray]
+    alpha: float
+
+    def to_frame(self, name: Any = None) -> Any:
+        """A pandas DataFrame indexed by the released groups, with a ``<statistic>_accuracy`` column per statistic."""
+        import pandas as pd
+
+        columns: dict[str, np.ndarray] = {}
+        for stat, vals in self.values.items():
+            columns[stat] = vals
+            # Quantile bars are in ranks (values to move), the others in the statistic's own units.
+            columns[f"{stat}_rank_accuracy" if stat.startswith("q") else f"{stat}_accuracy"] = self.accuracy[stat]
+        frame = pd.DataFrame(columns, index=pd.Index(self.keys, name=name))
+        frame.attrs["alpha"] = self.alpha
+        return frame
+
+
+@attrs.frozen(kw_only=True)
+class _Measurement:
+    """One noised vector of per-group sums: its per-row bound M and how it counts towards the sensitivities."""
+
+    name: str
+    bound: float  # |contribution of one row| ≤ bound, in released units
+    signed: bool  # False for counts (non-negative contributions)
+    grid: Grid | None = None  # the public fixed-point grid of the values (None for counts)
+
+
+@attrs.frozen(kw_only=True)
+class GroupBy(DPMech):
+    """Release statistics per group of a table whose people may own several rows.
+
+    The dataset is a tuple ``(by, values, unit)`` of equal-length 1-D arrays: the group label of each row, its value
+    (or ``None`` for counts only) and the person it belongs to (or ``None``: every row is a different person). Use
+    :func:`diffpriv_py.stats.groupby` or ``DataFrame.private.groupby``; this class is the mechanism they release
+    through (and what :func:`diffpriv_py.testing.audit` audits).
+
+    Parameters
+    ----------
+    statistics : sequence of {"count", "sum", "mean", "var", "std"}
+        What to release per group.
+    bounds : (lower, upper) or None
+        Public clipping bounds of the values (required for sum, mean, var, std).
+    keys : sequence or None
+        Public group labels: every key is released (empty ones too). ``None``: groups are selected privately.
+    max_groups, max_rows : int, default 1
+        Public limits: each person contributes to at most ``max_groups`` groups with at most ``max_rows`` rows each
+        (more are dropped by a uniformly random, data-independent choice). Must be 1 without an identifier.
+    noise : {"laplace", "gaussian"}, default "laplace"
+        Noise of the aggregates (Laplace-type: discrete Laplace for counts; Gaussian needs ``Del``).
+    alpha : float, default 0.05
+        Level of the error bars reported with every value.
+    quantiles : sequence of float, default ()
+        Quantile levels to release per group (each gets an equal share of ε, like the noised vectors).
+    n_candidates : int, default 1025
+        Points of the public grid between the bounds that quantiles are drawn from.
+
+    Notes
+    -----
+    **Neighbouring relation: replace one person** (all of their rows), the library's relation lifted from rows to
+    people; without an identifier a person is one row. The number of people is public; the number of rows, the
+    groups a person is in and which groups exist are private. After bounding, removing a person changes at most
+    G = ``max_groups`` groups by at most R = ``max_rows`` rows, and replacing a person is one removal plus one
+    addition, so the add/remove sensitivities are doubled: with per-row bound M (1 for counts, max(|lo|, |hi|) for
+    sums, ½ and ⅛ for the centred sums Σu and Σ(u² − ⅛), u = (clip(x) − c)/(hi − lo)), the L1 sensitivity is
+    2·G·R·M and the L2 sensitivity R·√(2G) for counts, 2·R·M·√G for signed sums (a group touched by both people
+    can move by 2RM).
+
+    **Budget.** The (ε, δ) given is the guarantee of the whole query and is charged to the accountant once. ε is
+    split equally over the noised vectors: private partition selection (if ``keys`` is None), the row count (if
+    count, mean, var or std is asked for), the sum, Σu (mean, var, std) and Σ(u² − ⅛) (var, std); mean, variance
+    and standard deviation are post-processing of these. With Laplace noise all of δ goes to partition selection
+    (which needs δ > 0); with Gaussian noise δ is split like ε.
+
+    **Partition selection** (Korolova et al. 2009; Wilson et al. 2020), when the keys are private: each group's
+    number of people N_g (after bounding) gets two-sided geometric noise K with P(K = k) ∝ exp(−t|k|),
+    t = ε_s/(2G), and the group is released iff N_g + K ≥ τ with τ = h + 2, h the smallest integer with
+    P(|K| > h) ≤ 2δ₀ and δ₀ = δ_s/((1 + e^{ε_s})·G). Proof: on the groups present in both neighbours the people
+    counts have L1 sensitivity 2G, so their noisy comparison is ε_s-DP. A group present in only one neighbour has
+    N_g = 1 there (only the replaced person is in it) and is released with probability P(K ≥ τ − 1) =
+    P(K > h) ≤ δ₀; there are at most G such groups on each side. Conditioning on their non-release gives
+    P[M(D) ∈ S] ≤ G·δ₀ + e^{ε_s}·(P[M(D′) ∈ S] + G·δ₀), i.e. (ε_s, (1 + e^{ε_s})·G·δ₀ = δ_s)-DP; the aggregates
+    of released groups compose on top (their noise on a group absent from D′ is only seen inside the δ event). The
+    sampler's float reserve is calibrated for the 2G coordinates that can differ, a public number.
+
+    **Exact sums.** Values are mapped to integer indices on a public fixed-point grid across the bounds
+    (:mod:`diffpriv_py._fixed_point`) and summed exactly as integers; each released coordinate is one rounding of
+    an exact integer, paid for by ``rounding_allowance`` in the sensitivities. The sums do not depend on the order
+    or blocking of the rows, so a dask table (values streamed block by block, label columns read into memory) gives
+    the in-memory release bit for bit for a seed.
+
+    **Quantiles** (see ``_quantiles``): per group and level, a grid point drawn with probability
+    ∝ exp(ε_q·u/(4GR)) for the rank utility u, which costs ε_q for all groups together; their bars are in ranks.
+
+    The inherited ``sensitivity`` attribute is not used (each noised vector has its own, above).
+
+    **Error bars.** Counts and sums: the exact (1 − α) noise quantile (:meth:`diffpriv_py.Response.accuracy`).
+    Mean, variance, std: intervals from the union bound over the noised vectors they use (each at α/k) pushed
+    through the public formulas by interval arithmetic, reported as the half-width around the value; they assume
+    the group is non-empty. Per group and per statistic, not simultaneous.
+    """
+
+    target: Callable[[Any], Any] = attrs.field(default=_identity, validator=_callable_target)
+    sensitivity: float = attrs.field(default=1.0)
+    statistics: tuple[str, ...] = attrs.field(default=("count",), converter=_statistics)
+    bounds: tuple[float, float] | None = attrs.field(default=None)
+    keys: tuple[Any, ...] | None = attrs.field(default=None, converter=_keys)
+    max_groups: int = attrs.field(default=1)
+    max_rows: int = attrs.field(default=1)
+    noise: str = attrs.field(default="laplace")
+    alpha: float = attrs.field(default=0.05)
+    quantiles: tuple[float, ...] = attrs.field(default=(), converter=_levels)
+    n_candidates: int = attrs.field(default=DEFAULT_CANDIDATES, converter=_n_candidates)
+
+    def __attrs_post_init__(self) -> None:
+        check_choice(self.noise, "noise", MECHANISMS, who="dp.stats.groupby")
+        check_alpha(self.alpha, owner="dp.stats.groupby")
+        for name in ("max_groups", "max_rows"):
+            check_int(getattr(self, name), name, minimum=1, owner="dp.stats.groupby")
+        if self.needs_values and self.bounds is None:
+            raise TypeError(
+                "dp.stats.groupby needs public bounds=(lower, upper) for sum, mean, var, std and quantiles: values "
+                "are clipped to them and the noise is calibrated to them. They are never derived from the data."
+            )
+        if self.bounds is not None:  # checked even when unused, so a mistake is never silently ignored
+            lo, hi = check_bounds(self.bounds, None, who="dp.stats.groupby")
+            object.__setattr__(self, "bounds", (float(lo), float(hi)))
+
+    # ---- public plan -----------------------------------------------------------------------------------------------
+
+    @property
+    def needs_values(self) -> bool:
+        return bool(self.quantiles) or any(s != "count" for s in self.statistics)
+
+    def measurements(self) -> list[_Measurement]:
+        """The noised vectors of per-group sums this query releases (its budget is split over them)."""
+        wanted = set(self.statistics)
+        out = []
+        if wanted & {"count", "mean", "var", "std"}:
+            out.append(_Measurement(name="count", bound=1.0, signed=False))
+        if not self.needs_values:
+            return out
+        lo, hi = (np.asarray(b, dtype=np.float64) for b in self.bounds)  # type: ignore[union-attr]
+        if "sum" in wanted:
+            # Indices k on a grid spanning [min(lo, 0), max(hi, 0)]; k − (index of 0) is released in units of 2ᵇ.
+            grid = Grid.over(lo, hi, sum_bits(1), pooled=False, offset="zero", who="dp.stats.groupby")
+            reach = float(max(grid.high - grid.offset, grid.offset - grid.low)) / 2.0**grid.bits
+            out.append(_Measurement(name="sum", bound=reach, signed=True, grid=grid))
+        if wanted & {"mean", "var", "std"}:
+            # u = (k − 2ᵇ⁻¹)/2ᵇ ∈ [−½, ½] on a grid across [lo, hi]; one grid for Σu and Σu² (square bits).
+            bits = square_bits(1) if wanted & {"var", "std"} else sum_bits(1)
+            grid = Grid.over(lo, hi, bits, pooled=False, offset="centre", who="dp.stats.groupby")
+            out.append(_Measurement(name="sum_u", bound=0.5, signed=True, grid=grid))
+            if wanted & {"var", "std"}:
+                out.append(_Measurement(name="sum_u2", bound=0.125, signed=True, grid=grid))
+        return out
+
+    def split(self, privacy_params: Eps) -> tuple[Eps | None, list[Eps]]:
+        """The parameters of partition selection (None with public keys) and of each measurement."""
+        parts = len(self.measurements()) + len(self.quantiles) + (self.keys is None)
+        eps = privacy_params.epsilon / parts
+        if self.noise == "gaussian":
+            each = Del(eps, privacy_params.delta / parts)
+            return (each if self.keys is None else None), [each] * (parts - (self.keys is None))
+        select = Del(eps, privacy_params.delta) if self.keys is None else None
+        return select, [Eps(eps)] * (parts - (self.keys is None))
+
+    def sensitivities(self, m: _Measurement, n_people: int) -> tuple[float, float]:
+        """(L1, L2) of one measurement under replace-one-person neighbours (see the class Notes).
+
+        The exact integer sums are converted to float64 once per group; that rounding moves each of the ≤ 2G
+        coordinates a replaced person touches by at most ``rounding_allowance`` of the largest possible sum
+        (n_people·G·R rows of bound M), which is added (zero for counts, which are exact integers).
+        """
+        g, r = self.max_groups, self.max_rows
+        l1 = 2.0 * g * r * m.bound
+        l2 = r * m.bound * (math.sqrt(2.0 * g) if not m.signed else 2.0 * math.sqrt(g))
+        if m.grid is not None:
+            allowance = float(rounding_allowance(n_people * g * r * m.bound))
+            l1, l2 = l1 + 2 * g * allowance, l2 + math.sqrt(2 * g) * allowance
+        return l1, l2
+
+    def threshold(self, select: Eps) -> tuple[float, int]:
+        """(t, τ): the selection noise parameter and the release threshold on the noisy number of people."""
+        g = self.max_groups
+        t = _noise.laplace_epsilon_reserve(select.epsilon, 2 * g) / (2.0 * g)
+        delta0 = select.delta / ((1.0 + math.exp(select.epsilon)) * g)
+        return t, discrete_laplace_half_width(t, 2.0 * delta0) + 2
+
+    # ---- template hooks ----------------------------------------------------------------------------------------------
+
+    def _check_params(self, privacy_params: Eps) -> None:
+        if self.noise == "gaussian" and not (isinstance(privacy_params, Del) and privacy_params.delta > 0):
+            raise TypeError(
+                f"dp.stats.groupby with mechanism='gaussian' needs Del privacy parameters with delta > 0; got "
+                f"{privacy_params!r}. Pass e.g. dp.Del(1.0, 1e-6)."
+            )
+        if self.keys is None and not privacy_params.delta > 0:
+            raise ValueError(
+                f"dp.stats.groupby without public keys selects the groups privately, which needs delta > 0 (a group "
+                f"of one person is released with probability at most delta); got {privacy_params!r}. Pass "
+                "dp.Del(epsilon, delta) with a small delta (e.g. 1e-6), or pass the public keys=[...]."
+            )
+        select = self.split(privacy_params)[0]
+        if select is not None:
+            _noise.laplace_epsilon_reserve(select.epsilon, 2 * self.max_groups)
+
+    def _check_dataset(self, X: Any) -> Any:
+        who = "dp.stats.groupby"
+        if not isinstance(X, tuple):
+            X = (X, None, None)  # the label column alone: counts per group, every row a person
+        if len(X) != 3:
+            raise TypeError(
+                f"The dataset X of GroupBy must be a tuple (by, values, unit) of columns, or the label column alone; "
+                f"got a tuple of {len(X)} items."
+            )
+        by, values, unit = X
+        out_of_core = any(is_out_of_core(c) for c in X if c is not None)
+        # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
+        # charge; the types and dtypes are public metadata and are checked here.
+        if out_of_core and self.quantiles:
+            raise TypeError(
+                f"{who} does not release quantiles of out-of-core (dask) tables: the rank counts need each group's "
+                "values in memory. Release count/sum/mean/var/std out of core, or quantiles on an in-memory table."
+            )
+        by = _labels(by, "by", who) if not out_of_core else _lazy_column(by, "by", who)
+        n = None if out_of_core else by.shape[0]
+        if self.needs_values:
+            if values is None:
+                raise TypeError(f"{who} needs values for {self.statistics}; pass values= (a numeric column).")
+            values = _column(values, "values", who, n=n) if not out_of_core else _lazy_column(values, "values", who)
+            if values.dtype.kind not in "iuf":
+                raise TypeError(
+                    f"The 'values' of {who} must be numeric; got dtype {values.dtype}. Convert them first (e.g. "
+                    "x.astype(float))."
+                )
+        else:
+            values = None
+        if unit is not None:
+            unit = _labels(unit, "privacy_unit", who, n=n) if not out_of_core else _lazy_column(unit, "unit", who)
+        elif self.max_groups != 1 or self.max_rows != 1:
+            raise ValueError(
+                f"{who} got max_groups={self.max_groups}, max_rows={self.max_rows} but no privacy_unit: without an "
+                "identifier every row is a different person (one group, one row). Pass privacy_unit= (the column "
+                "naming the person behind each row), or leave max_groups and max_rows at 1."
+            )
+        return by, values, unit
+
+    def _evaluate(self, output: Any) -> Any:
+        by, values, unit = output
+        if any(is_out_of_core(c) for c in output if c is not None):
+            # The label columns are read into memory (one integer code per row); the values stay out of core and
+            # are streamed block by block in _exact_sums.
+            by = _labels(_materialise(by), "by", "dp.stats.groupby")
+            unit = None if unit is None else _labels(_materialise(unit), "privacy_unit", "dp.stats.groupby")
+            if unit is not None and unit.shape[0] != by.shape[0]:
+                raise ValueError(
+                    f"The 'privacy_unit' of dp.stats.groupby has {unit.shape[0]} rows, 'by' {by.shape[0]}."
+                )
+            return by, values, unit
+        if values is not None and np.isnan(np.asarray(values, dtype=np.float64)).any():
+            raise TargetOutputError(_NAN)
+        return output
+
+    def _accuracy(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
+        raise NotImplementedError(
+            f"A group-by release carries its error bars as the '<statistic>_accuracy' columns of its table (at "
+            f"alpha={self.alpha}); pass alpha= to dp.stats.groupby for another level."
+        )
+
+    def _norm(self, value1: Any, value2: Any) -> float:
+        raise NotImplementedError(
+            "GroupBy has one sensitivity per aggregate, derived from max_groups and max_rows; it has no single norm "
+            "and cannot be used with the sensitivity sampler."
+        )
+
+    def _release(self, value: Any, privacy_params: Eps, rng: np.random.Generator) -> GroupByResult:
+        by, values, unit = value
+        select, parts = self.split(privacy_params)
+        labels, codes = _factorize(by)
+        # Under replace-one-person neighbours the number of people is public (it bounds the float allowance).
+        unit_all = None if unit is None else _factorize(unit)
+        n_people = by.shape[0] if unit_all is None else int(unit_all[0].size)
+        unit = None if unit_all is None else unit_all[1]
+        rows_at = np.arange(codes.shape[0])  # original row of each surviving row (values are read by it)
+        if self.keys is not None:
+            # Rows of groups outside the public keys are dropped before bounding (data-independent: by label).
+            key_arr = np.asarray(self.keys)
+            pos = np.searchsorted(labels, key_arr)
+            pos = np.minimum(pos, labels.size - 1)
+            found = labels[pos] == key_arr
+            to_key = np.full(labels.size, -1)
+            to_key[pos[found]] = np.flatnonzero(found)
+            codes = to_key[codes]
+            rows = codes >= 0
+            by_codes, labels = codes[rows], key_arr
+            rows_at = rows_at[rows]
+            unit = None if unit is None else unit[rows]
+        else:
+            by_codes = codes
+        n_groups = labels.size
+        if unit is not None:
+            unit_codes = unit
+            keep = bound_contributions(unit_codes, by_codes, self.max_groups, self.max_rows, rng)
+            by_codes, unit_codes = by_codes[keep], unit_codes[keep]
+            rows_at = rows_at[keep]
+        else:
+            unit_codes = None
+        if select is not None:
+            if unit_codes is None:
+                people = _group_sums(by_codes, None, n_groups).astype(np.int64)
+            else:
+                pairs = np.sort(unit_codes.astype(np.int64) * n_groups + by_codes)  # distinct (person, group)
+                pairs = pairs[run_starts(pairs)]
+                people = _group_sums(pairs % n_groups, None, n_groups).astype(np.int64)
+            t, tau = self.threshold(select)
+            noisy = people + _noise.two_sided_geometric(people.shape, t, rng)
+            released = np.flatnonzero(noisy >= tau)
+        else:
+            released = np.arange(n_groups)
+        # Per-group sums of the released groups only (the others are never looked at again): the slot of every
+        # original row, −1 for rows dropped by the keys, the bounding or the selection.
+        slot = np.full(n_groups, -1)
+        slot[released] = np.arange(released.size)
+        row_slot = np.full(by.shape[0], -1)
+        row_slot[rows_at] = slot[by_codes]
+        return self._aggregate(labels[released], row_slot, values, released.size, parts, n_people, rng)
+
+    def _block_sums(self, block: Any, row_slot: np.ndarray, k: int) -> dict[str, Any]:
+        """Exact integer per-group sums of one block ``(values, original row numbers)`` (Python-int arrays)."""
+        x_block, rows = block
+        codes = row_slot[rows]
+        kept = codes >= 0
+        codes = codes[kept]
+        sums: dict[str, Any] = {"count": _group_sums(codes, None, k)}
+        if x_block is None:
+            return sums
+        x = np.asarray(x_block, dtype=np.float64)[kept]
+        if np.isnan(x).any():
+            raise TargetOutputError(_NAN)
+        for m in self.measurements():
+            if m.grid is not None:
+                v = m.grid.index(x, np.empty_like(x)) - m.grid.offset  # integer-valued, |v| ≤ 2ᵇ
+                sums[m.name] = _group_sums(codes, v * v if m.name == "sum_u2" else v, k)
+        return sums
+
+    def _exact_sums(self, row_slot: np.ndarray, values: Any, k: int) -> dict[str, np.ndarray]:
+        """The exact per-group vectors of every measurement, as float64 (one rounding of an exact integer each).
+
+        The values are read block by block (a dask collection's own blocks, an array's blocks of 2¹⁶ rows) and the
+        per-block integer sums added exactly, so the result is the same bit for bit however the data are split.
+        """
+        n = row_slot.shape[0]
+        if values is None:
+            totals = self._block_sums((None, np.arange(n)), row_slot, k)
+        else:
+            rows: Any = np.arange(n)
+            if is_out_of_core(values):
+                import dask.array as da
+
+                rows = da.arange(n, chunks=n)  # rechunked to the values' blocks by map_reduce
+            totals = map_reduce((values, rows), lambda b: self._block_sums(b, row_slot, k), combine=_add_sums)
+        exact: dict[str, np.ndarray] = {}
+        counts = totals["count"]
+        for m in self.measurements():
+            if m.grid is None:
+                exact[m.name] = counts.astype(np.float64)
+            elif m.name == "sum_u2":
+                # Σ(u² − ⅛) = (Σv² − count·2²ᵇ⁻³)/2²ᵇ: exact integer arithmetic, then one rounding.
+                bits = m.grid.bits
+                exact[m.name] = to_units(totals[m.name] - counts * (1 << (2 * bits - 3)), 2 * bits)
+            else:
+                exact[m.name] = to_units(totals[m.name], m.grid.bits)
+        return exact
+
+    def _aggregate(
+        self,
+        keys: np.ndarray,
+        row_slot: np.ndarray,
+        values: Any,
+        k: int,
+        parts: list[Eps],
+        n_people: int,
+        rng: Any,
+    ) -> GroupByResult:
+        exact = self._exact_sums(row_slot, values, k)
+        noisy: dict[str, np.ndarray] = {}
+        bars: dict[str, Callable[[float], np.ndarray]] = {}
+        measurements = self.measurements()
+        for m, params in zip(measurements, parts[: len(measurements)], strict=True):
+            mech = self._mechanism(m, k, n_people)
+            if k == 0:
+                noisy[m.name] = np.zeros(0)
+                bars[m.name] = lambda a: np.zeros(0)
+                continue
+            resp = mech.release_response(params, exact[m.name], rng=rng)
+            noisy[m.name] = np.atleast_1d(np.asarray(resp.response, dtype=np.float64))
+            bars[m.name] = lambda a, mech=mech, params=params, v=noisy[m.name]: np.broadcast_to(
+                np.asarray(half_width(mech, params, v, a), dtype=np.float64), v.shape
+            )
+        units = {m.name: m.grid for m in measurements if m.grid is not None}
+        result = self._report(keys, noisy, bars, units)
+        if self.quantiles:
+            levels = self._quantiles(row_slot, values, k, parts[len(measurements) :], rng)
+            result.values.update(levels[0])
+            result.accuracy.update(levels[1])
+        return result
+
+    def _quantiles(
+        self, row_slot: np.ndarray, values: np.ndarray, k: int, parts: list[Eps], rng: np.random.Generator
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Per released group and level, a grid point drawn by the exponential mechanism with a rank utility.
+
+        The score of candidate c in a group of n values is u(c) = −max(0, L(c) − q·n, q·n − R(c)), with L, R the
+        numbers of values < c and ≤ c (as :class:`~diffpriv_py.stats.Quantile`, n now private). Adding or removing
+        one row moves L(c) − q·n and q·n − R(c) by at most max(q, 1 − q) ≤ 1, so replacing a person moves the scores
+        of a group touched by both people by at most 2R and the sum over groups of the largest changes is at most
+        2·G·R. Sampling each group ∝ exp(ε_q·u/(4GR)) therefore costs ε_q in total (each group's loss is at most
+        ε_q·Δ_g/(2GR)). With probability ≥ 1 − α the drawn point's rank error is at most −max u + 4GR·ln(m/α)/ε_q.
+        """
+        lo, hi = self.bounds  # type: ignore[misc]
+        grid = candidate_grid(lo, hi, self.n_candidates)
+        rows = np.flatnonzero(row_slot >= 0)
+        codes = row_slot[rows]
+        order = np.argsort(codes, kind="stable")
+        x = np.asarray(values, dtype=np.float64)[rows[order]]
+        bounds = np.searchsorted(codes[order], np.arange(k + 1))
+        out: dict[str, np.ndarray] = {}
+        acc: dict[str, np.ndarray] = {}
+        reach = 4.0 * self.max_groups * self.max_rows
+        for q, params in zip(self.quantiles, parts, strict=True):
+            scale = params.epsilon / reach
+            drawn = np.empty(k)
+            for g in range(k):  # one exponential-mechanism draw per group (vectorised over its candidates)
+                less, at_most, n = _rank_counts(x[bounds[g] : bounds[g + 1]], grid, "raise")
+                scores = -np.maximum(np.maximum(less - q * n, q * n - at_most), 0.0)
+                drawn[g] = grid[_draw_candidates(scores, scale, rng, 1)[0]]
+            name = f"q{q:g}"
+            out[name] = drawn
+            acc[name] = np.full(k, math.log(self.n_candidates / self.alpha) / scale)
+        return out, acc
+
+    def _mechanism(self, m: _Measurement, k: int, n_people: int) -> NumericMech:
+        l1, l2 = self.sensitivities(m, n_people)
+        target = np.asarray
+        if self.noise == "gaussian":
+            return Gaussian(target=target, sensitivity=l2, dims=max(k, 1))
+        if m.name == "count":
+            return DiscreteLaplace(target=target, sensitivity=l1, dims=max(k, 1))
+        return Laplace(target=target, sensitivity=l1, dims=max(k, 1))
+
+    def _report(
+        self,
+        keys: np.ndarray,
+        noisy: dict[str, np.ndarray],
+        bars: dict[str, Callable[[float], np.ndarray]],
+        grids: dict[str, Grid],
+    ) -> GroupByResult:
+        alpha = self.alpha
+        lo, hi = self.bounds if self.bounds is not None else (0.0, 0.0)
+        values: dict[str, np.ndarray] = {}
+        acc: dict[str, np.ndarray] = {}
+        wanted = self.statistics
+        if "count" in noisy:
+            count = np.maximum(np.rint(noisy["count"]), 0.0)
+            if "count" in wanted:
+                values["count"] = count.astype(np.int64)
+                acc["count"] = np.floor(bars["count"](alpha) + 0.5)
+        if "sum" in wanted:
+            unit = float(grids["sum"].unit())  # data units per released unit (the grid's width)
+            values["sum"] = noisy["sum"] * unit
+            acc["sum"] = bars["sum"](alpha) * unit
+        if set(wanted) & {"mean", "var", "std"}:
+            grid = grids["sum_u"]
+            width = float(grid.unit())
+            centre = float(grid.origin) + width / 2
+            k_used = 3 if set(wanted) & {"var", "std"} else 2
+            a = alpha / k_used  # union bound over the noised vectors a statistic is computed from
+            c, s = noisy["count"], noisy["sum_u"]
+            n_hat = np.maximum(c, 1.0)
+            mean_u = np.clip(s / n_hat, -0.5, 0.5)
+            n_lo = np.maximum(c - bars["count"](a), 1.0)
+            n_hi = np.maximum(c + bars["count"](a), n_lo)
+            hs = bars["sum_u"](a)
+            m_lo, m_hi = _ratio_interval(s - hs, s + hs, n_lo, n_hi, -0.5, 0.5)
+            if "mean" in wanted:
+                values["mean"] = np.clip(centre + width * mean_u, lo, hi)
+                acc["mean"] = width * np.maximum(mean_u - m_lo, m_hi - mean_u)
+            if set(wanted) & {"var", "std"}:
+                q = noisy["sum_u2"]
+                hq = bars["sum_u2"](a)
+                e_lo, e_hi = _ratio_interval(q - hq, q + hq, n_lo, n_hi, -0.125, 0.125)
+                sq_lo = np.where((m_lo <= 0) & (m_hi >= 0), 0.0, np.minimum(m_lo**2, m_hi**2))
+                sq_hi = np.maximum(m_lo**2, m_hi**2)
+                v_lo = np.clip(e_lo + 0.125 - sq_hi, 0.0, 0.25)
+                v_hi = np.clip(e_hi + 0.125 - sq_lo, 0.0, 0.25)
+                var_u = np.clip(q / n_hat + 0.125 - mean_u**2, 0.0, 0.25)
+                w2 = width * width
+                if "var" in wanted:
+                    values["var"] = w2 * var_u
+                    acc["var"] = w2 * np.maximum(var_u - v_lo, v_hi - var_u)
+                if "std" in wanted:
+                    sd = width * np.sqrt(var_u)
+                    values["std"] = sd
+                    acc["std"] = np.maximum(sd - width * np.sqrt(v_lo), width * np.sqrt(v_hi) - sd)
+        ordered = {s: values[s] for s in wanted if s in values}
+        return GroupByResult(keys=keys, values=ordered, accuracy={s: acc[s] for s in ordered}, alpha=alpha)
+
+
+_NAN = (
+    "The values passed to dp.stats.groupby contain NaN. Impute them with a public value first (dropping rows "
+    "yourself is fine here: the number of rows is private under per-person neighbours)."
+)
+
+
+def _add_sums(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-block exact sums added key by key (Python ints: exact, so the order of the blocks does not matter)."""
+    total = dict(parts[0])
+    for part in parts[1:]:
+        for name, value in part.items():
+            total[name] = total[name] + value
+    return total
+
+
+def _factorize(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct labels, code of each row), as ``np.unique(..., return_inverse=True)``; pandas' hash-based
+    factorisation when available (several times faster on strings)."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is needed for the DataFrame result anyway
+        uniques, codes = np.unique(labels, return_inverse=True)
+        return uniques, codes.reshape(-1)
+    codes, uniques = pd.factorize(labels, sort=True, use_na_sentinel=False)  # a missing label is a group too
+    return np.asarray(uniques), codes.astype(np.intp, copy=False)
+
+
+def _materialise(column: Any) -> Any:
+    """An out-of-core label column read into memory (labels are needed whole to bound contributions)."""
+    return column.compute() if is_out_of_core(column) else column
+
+
+def _lazy_column(value: Any, name: str, who: str) -> Any:
+    """Public checks of a dask column: one dimension and a known dtype (its length needs a pass over the data)."""
+    if not is_out_of_core(value):
+        return _column(value, name, who)
+    if getattr(value, "ndim", 1) != 1:
+        raise ValueError(f"The '{name}' of {who} must be a 1-D column; got a dask collection with ndim {value.ndim}.")
+    return value
+
+
+def _ratio_interval(
+    a: np.ndarray, b: np.ndarray, n_lo: np.ndarray, n_hi: np.ndarray, low: float, high: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Range of s/n over s ∈ [a, b], n ∈ [n_lo, n_hi] (n > 0), intersected with the feasible [low, high]."""
+    lo = np.minimum(a / n_lo, a / n_hi)
+    hi = np.maximum(b / n_lo, b / n_hi)
+    return np.clip(lo, low, high), np.clip(hi, low, high)
+
+
+def _labels(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndarray:
+    """A label column (groups, people) as a sortable array: object columns (strings, pandas categoricals with
+    missing values) become strings, so a missing label is the group ``"nan"``."""
+    arr = _column(value, name, who, n=n)
+    return arr.astype(str) if arr.dtype.kind == "O" else arr
+
+
+def _column(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndarray:
+    refuse_masked(value, name, owner=who)
+    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
+        arr = value.to_numpy()
+    else:
+        arr = as_array(value, name, owner=who)
+    if arr.ndim != 1:
+        raise ValueError(f"The '{name}' of {who} must be a 1-D column (one entry per row); got shape {arr.shape}.")
+    if n is None and arr.shape[0] == 0:
+        raise ValueError(f"{who} needs at least one row; got an empty '{name}' column.")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(
+            f"The '{name}' of {who} must have one entry per row of 'by' ({n}); got {arr.shape[0]}. Pass columns of "
+            "the same table."
+        )
+    return arr
+
+
+def groupby(
+    by: Any,
+    privacy_params: Eps,
+    *,
+    values: Any = None,
+    statistics: str | Sequence[str] = ("count",),
+    quantiles: Any = (),
+    bounds: Any = None,
+    keys: Any = None,
+    privacy_unit: Any = None,
+    max_groups: int = 1,
+    max_rows: int = 1,
+    mechanism: str = "laplace",
+    alpha: float = 0.05,
+    rng: RNGLike = None,
+    accountant: Any = None,
+    full_response: bool = False,
+    name: Any = None,
+) -> Any:
+    """Differentially private statistics per group, with error bars, as a pandas DataFrame.
+
+    Parameters
+    ----------
+    by : array_like
+        The group label of each row (1-D; any sortable labels: strings, integers). ``by``, ``values`` and
+        ``privacy_unit`` may be dask Series or arrays (out of core, same result as in memory for a seed).
+    privacy_params : Eps or Del
+        The guarantee of the whole query (charged once). Without public ``keys`` it must be ``Del`` with δ > 0.
+    values : array_like, optional
+        The numeric value of each row (needed for sum, mean, var, std).
+    statistics : str or sequence of str, default ("count",)
+        Any of "count", "sum", "mean", "var", "std".
+    quantiles : float or sequence of float, optional
+        Quantile levels q ∈ [0, 1] to release per group (columns ``q0.5`` …): a point of the public grid of
+        ``n_candidates`` (1025) points between the bounds, drawn by the exponential mechanism; its error bar
+        ``q0.5_rank_accuracy`` is in ranks (how many values would have to move), see :class:`GroupBy`.
+    bounds : (lower, upper), optional
+        Public clipping bounds of the values (required for value statistics).
+    keys : sequence, optional
+        Public group labels. Every key is released, missing ones as empty groups, and rows of other groups are
+        ignored. ``None`` (default): the groups are chosen privately (partition selection; rare groups are dropped).
+    privacy_unit : array_like, optional
+        The person behind each row. ``None``: every row is a different person.
+    max_groups, max_rows : int, default 1
+        Public per-person limits: at most ``max_groups`` groups and ``max_rows`` rows per group are kept per person
+        (a uniformly random choice from ``rng``). Larger limits keep more data but add proportionally more noise.
+    mechanism : {"laplace", "gaussian"}, default "laplace"
+        Noise of the aggregates (integer-valued for counts with Laplace).
+    alpha : float, default 0.05
+        Level of the ``<statistic>_accuracy`` columns: each value is within that half-width of the exact
+        statistic of the bounded, clipped data with probability ≥ 1 − α (per group and statistic).
+    rng : None, int or numpy.random.Generator, optional
+        ``None`` (default) draws cryptographically strong noise; a seed is for tests only.
+    accountant : Accountant, optional
+        Charged once with ``privacy_params``, before the data are read.
+    full_response : bool, default False
+        Return the :class:`~diffpriv_py.Response` (its ``response`` is the DataFrame).
+    name : object, optional
+        Name of the DataFrame's index.
+
+    Returns
+    -------
+    pandas.DataFrame or Response
+        Indexed by the released groups (sorted), one column per statistic and one ``<statistic>_accuracy`` column
+        each; ``frame.attrs["alpha"]`` records α.
+
+    Notes
+    -----
+    (ε, δ)-DP under replace-one-person neighbours (one person's rows replaced by another's), the library's
+    replace-one relation with people as records; see :class:`GroupBy` for the sensitivities, the budget split, the
+    partition-selection threshold and its proof, and the error bars.
+
+    Examples
+    --------
+    >>> import numpy as np, diffpriv_py as dp
+    >>> city = np.array(["Paris"] * 300 + ["Lyon"] * 200 + ["Nice"])
+    >>> age = np.linspace(20, 70, city.size)
+    >>> table = dp.stats.groupby(city, dp.Del(1.0, 1e-6), values=age, statistics=("count", "mean"),
+    ...                          bounds=(0, 100), rng=0)
+    >>> list(table.index)  # the group of one person is (almost surely) not released
+    ['Lyon', 'Paris']
+    """
+    who = "dp.stats.groupby"
+    if not isinstance(privacy_params, Eps):
+        raise TypeError(f"{who} needs privacy parameters such as dp.Del(1.0, 1e-6); got {privacy_params!r}.")
+    if not isinstance(full_response, (bool, np.bool_)):
+        raise TypeError(f"The 'full_response' of {who} must be True or False. Got {full_response!r}.")
+    mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
+    mech = GroupBy(
+        statistics=statistics,
+        quantiles=quantiles,
+        bounds=bounds,
+        keys=keys,
+        max_groups=max_groups,
+        max_rows=max_rows,
+        noise=mechanism,
+        alpha=alpha,
+    )
+    response = mech.release_response(privacy_params, (by, values, privacy_unit), rng=rng, accountant=accountant)
+    if name is None:
+        name = getattr(by, "name", None)
+    frame = response.response.to_frame(name)
+    if full_response:
+        return attrs.evolve(response, response=frame)
+    return frame

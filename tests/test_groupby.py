@@ -1,0 +1,419 @@
+"""dp.stats.groupby: contribution bounding, partition selection, error bars, one charge, audits on neighbours."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+import diffpriv_py as dp
+import diffpriv_py.pandas  # registers the accessor
+from diffpriv_py import _contribution
+from diffpriv_py._contribution import bound_contributions
+from diffpriv_py.mechanisms.base import DPMech
+from diffpriv_py.stats._groupby import GroupBy
+from diffpriv_py.testing import audit
+
+P_FALSE_ALARM = 1e-7
+HUGE = dp.Del(1e7, 1e-6)  # so much budget that the release is the exact (bounded) statistic
+
+
+def table(rng: np.random.Generator, n: int = 3000) -> pd.DataFrame:
+    """People with 1–6 rows each, spread over three cities, ages 0–99."""
+    rows = rng.integers(1, 7, n // 3)
+    pid = np.repeat(np.arange(rows.size), rows)
+    city = rng.choice(np.array(["Lyon", "Nice", "Paris"]), pid.size, p=[0.3, 0.2, 0.5])
+    return pd.DataFrame({"pid": pid, "city": city, "age": rng.integers(0, 100, pid.size).astype(float)})
+
+
+# ---- exact values with a huge budget ------------------------------------------------------------------------------
+
+
+def test_huge_budget_gives_the_pandas_groupby_of_the_clipped_values(rng):
+    """Without identifier, public keys and ε → ∞: count, sum, mean, var, std equal pandas on the clipped data."""
+    df = table(rng)
+    out = df.private.groupby(
+        "city",
+        HUGE,
+        column="age",
+        statistics=["count", "sum", "mean", "var", "std"],
+        bounds=(10, 90),
+        keys=["Lyon", "Nice", "Paris"],
+        rng=1,
+    )
+    grouped = df.assign(age=df.age.clip(10, 90)).groupby("city").age
+    ref = grouped.agg(["count", "sum", "mean"]).assign(var=grouped.var(ddof=0), std=grouped.std(ddof=0))
+    assert list(out.index) == ["Lyon", "Nice", "Paris"] and out.index.name == "city"
+    np.testing.assert_array_equal(out["count"], ref["count"])
+    for stat in ("sum", "mean", "var", "std"):
+        np.testing.assert_allclose(out[stat], ref[stat], rtol=1e-6, atol=1e-4)
+    assert {f"{s}_accuracy" for s in ("count", "sum", "mean")} <= set(out.columns)
+
+
+def test_public_keys_are_all_released_even_when_empty_and_other_groups_ignored(rng):
+    """keys=: every key is a row of the result (an absent one as an empty group); rows of other groups are dropped."""
+    by = np.array(["a"] * 50 + ["b"] * 20 + ["zzz"] * 5)
+    out = dp.stats.groupby(by, HUGE, keys=["b", "c", "a"], rng=0)
+    assert list(out.index) == ["b", "c", "a"]
+    assert list(out["count"]) == [20, 0, 50]
+
+
+# ---- contribution bounding (grey-box) ------------------------------------------------------------------------------
+
+
+def test_contribution_bounding_caps_every_person_at_max_groups_and_max_rows(rng):
+    """After bounding, each person has ≤ max_groups groups and ≤ max_rows rows per group; smaller ones keep all."""
+    unit = rng.integers(0, 200, 5000)
+    group = rng.integers(0, 12, 5000)
+    keep = bound_contributions(unit, group, 3, 2, rng)
+    kept = pd.DataFrame({"u": unit[keep], "g": group[keep]})
+    assert kept.groupby("u").g.nunique().max() <= 3
+    assert kept.groupby(["u", "g"]).size().max() <= 2
+    full = pd.DataFrame({"u": unit, "g": group})
+    small = full.groupby("u").filter(lambda f: f.g.nunique() <= 3 and f.groupby("g").size().max() <= 2)
+    assert keep[small.index].all()
+
+
+def test_contribution_bounding_keeps_a_uniformly_random_subset():
+    """One person with rows in 4 groups, max_groups=1: each group is kept with frequency 1/4 (binomial bounds)."""
+    unit, group = np.zeros(8, dtype=np.int64), np.repeat(np.arange(4), 2)
+    runs = 4000
+    gen = np.random.default_rng(5)
+    chosen = np.array([group[bound_contributions(unit, group, 1, 2, gen)][0] for _ in range(runs)])
+    counts = np.bincount(chosen, minlength=4)
+    low, high = sps.binom.ppf(P_FALSE_ALARM, runs, 0.25), sps.binom.isf(P_FALSE_ALARM, runs, 0.25)
+    assert np.all((counts >= low) & (counts <= high))
+
+
+def test_a_person_with_many_rows_moves_a_count_by_at_most_max_rows(rng):
+    """A person with 50 rows in one group adds at most max_rows to its exact (bounded) count."""
+    base = pd.DataFrame({"pid": np.arange(100), "city": ["x"] * 100})
+    heavy = pd.concat([base, pd.DataFrame({"pid": [999] * 50, "city": ["x"] * 50})])
+    kw = {"keys": ["x"], "privacy_unit": "pid", "max_rows": 3, "rng": 0}
+    a = base.private.groupby("city", HUGE, **kw)["count"].iloc[0]
+    b = heavy.private.groupby("city", HUGE, **kw)["count"].iloc[0]
+    assert b - a == 3
+
+
+# ---- partition selection -------------------------------------------------------------------------------------------
+
+
+def test_selection_threshold_is_the_smallest_meeting_delta():
+    """τ: a one-person group clears it with probability ≤ δ₀ exactly, and τ − 1 would exceed δ₀."""
+    for g, params in ((1, dp.Del(1.0, 1e-6)), (3, dp.Del(0.3, 1e-9)), (2, dp.Del(2.0, 0.2))):
+        mech = GroupBy(max_groups=g)
+        select = mech.split(params)[0]
+        t, tau = mech.threshold(select)
+        delta0 = select.delta / ((1 + math.exp(select.epsilon)) * g)
+        law = sps.dlaplace(t)
+        assert law.sf(tau - 2) <= delta0 < law.sf(tau - 3)  # P(1 + K ≥ τ) = P(K > τ − 2)
+
+
+def test_a_group_of_one_person_is_released_at_most_at_rate_delta_and_large_groups_almost_always():
+    """Measured: many one-person groups are released at a rate ≤ δ₀ (Clopper–Pearson), 200-person groups ≥ 99.9%."""
+    params = dp.Del(1.0, 0.3)  # a large δ so the rate is measurable
+    singles = np.arange(3000).astype(str)
+    by = np.concatenate([singles, np.repeat(["big1", "big2"], 200)])
+    mech = GroupBy()
+    select = mech.split(params)[0]
+    delta0 = select.delta / ((1 + math.exp(select.epsilon)) * 1)
+    released = big = 0
+    runs = 15
+    for seed in range(runs):
+        keys = dp.stats.groupby(by, params, rng=seed).index
+        released += int(np.isin(keys, singles).sum())
+        big += int(np.isin(["big1", "big2"], keys).sum())
+    trials = runs * singles.size
+    lower = sps.beta.ppf(P_FALSE_ALARM, released, trials - released + 1) if released else 0.0
+    assert lower <= delta0
+    t, tau = mech.threshold(select)
+    exact = sps.dlaplace(t).sf(tau - 2)
+    assert sps.binom.ppf(P_FALSE_ALARM, trials, exact) <= released <= sps.binom.isf(P_FALSE_ALARM, trials, exact)
+    # The test has power: a threshold one lower releases single-person groups measurably more often than δ₀.
+    assert sps.binom.ppf(P_FALSE_ALARM, trials, sps.dlaplace(t).sf(tau - 3)) > trials * delta0
+    assert big == 2 * runs
+
+
+# ---- error bars ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+def test_error_bars_cover_every_statistic_at_the_stated_rate(mechanism):
+    """Each released statistic is within its accuracy column of the exact bounded value at rate ≥ 1 − α."""
+    gen = np.random.default_rng(3)
+    by = np.repeat(["a", "b", "c"], [40, 80, 160])
+    age = gen.uniform(0, 100, by.size)
+    stats = ["count", "sum", "mean", "var", "std"]
+    grouped = pd.DataFrame({"by": by, "x": age}).groupby("by").x
+    exact = grouped.agg(["count", "sum", "mean"]).assign(var=grouped.var(ddof=0), std=grouped.std(ddof=0))
+    params = dp.Del(3.0, 1e-4)
+    alpha, runs = 0.2, 300
+    hits = dict.fromkeys(stats, 0)
+    small = dict.fromkeys(stats, 0)
+    for seed in range(runs):
+        out = dp.stats.groupby(
+            by,
+            params,
+            values=age,
+            statistics=stats,
+            bounds=(0, 100),
+            keys=["a", "b", "c"],
+            mechanism=mechanism,
+            alpha=alpha,
+            rng=seed,
+        )
+        for s in stats:
+            err = np.abs(out[s].to_numpy() - exact.loc[out.index, s].to_numpy())
+            hits[s] += int(np.sum(err <= out[f"{s}_accuracy"].to_numpy()))
+            small[s] += int(np.sum(err <= out[f"{s}_accuracy"].to_numpy() / 4))
+    trials = 3 * runs
+    low = sps.binom.ppf(P_FALSE_ALARM, trials, 1 - alpha)
+    for s in stats:
+        assert hits[s] >= low, s
+    # Count and sum bars are exact quantiles: a bar four times too small is refuted.
+    assert small["count"] < low and small["sum"] < low
+
+
+# ---- one charge, public checks first --------------------------------------------------------------------------------
+
+
+def test_the_whole_query_is_charged_once_with_the_given_guarantee(rng):
+    """A group-by with five statistics and partition selection is one ledger entry of exactly privacy_params."""
+    acc = dp.Accountant(budget=dp.Del(2.0, 1e-5))
+    df = table(rng)
+    df.private.groupby(
+        "city",
+        dp.Del(1.0, 1e-6),
+        column="age",
+        statistics=["count", "sum", "mean", "var", "std"],
+        bounds=(0, 100),
+        privacy_unit="pid",
+        max_groups=1,
+        max_rows=2,
+        accountant=acc,
+        rng=0,
+    )
+    assert len(acc.ledger) == 1
+    assert acc.ledger[0].guarantee == dp.Del(1.0, 1e-6)
+
+
+BAD = [
+    ({"statistics": ["median"]}, ValueError, "statistics"),
+    ({"statistics": ["mean"]}, TypeError, "bounds"),
+    ({"statistics": ["mean"], "bounds": (5, 1)}, ValueError, "lower < upper"),
+    ({"statistics": ["mean"], "bounds": (0, math.nan)}, ValueError, "finite"),
+    ({"max_groups": 2}, ValueError, "privacy_unit"),
+    ({"max_rows": 0, "privacy_unit": np.zeros(5)}, ValueError, "max_rows"),
+    ({"privacy_params": dp.Eps(1.0)}, ValueError, "delta > 0"),
+    ({"privacy_params": dp.Eps(1.0), "mechanism": "gaussian", "keys": ["a"]}, TypeError, "Del"),
+    ({"alpha": 1.5}, ValueError, "alpha"),
+    ({"keys": ["a", "a"]}, ValueError, "distinct"),
+    ({"privacy_unit": np.zeros(3)}, ValueError, "one entry per row"),
+    ({"statistics": ["sum"], "bounds": (0, 1), "values": np.array(["x"] * 5)}, TypeError, "numeric"),
+    ({"mechanism": "cauchy"}, ValueError, "mechanism"),
+    ({"quantiles": [1.5], "bounds": (0, 1)}, ValueError, "Quantile levels"),
+    ({"quantiles": [0.5]}, TypeError, "bounds"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), BAD)
+def test_bad_public_inputs_are_refused_before_the_budget_is_charged(kwargs, error, match):
+    """Every public mistake raises a clear error naming the parameter, and the accountant is not charged."""
+    acc = dp.Accountant(budget=dp.Del(5.0, 1e-3))
+    kw = {"values": np.arange(5.0), "privacy_params": dp.Del(1.0, 1e-6), **kwargs}
+    params = kw.pop("privacy_params")
+    with pytest.raises(error, match=match):
+        dp.stats.groupby(np.array(list("aabbc")), params, accountant=acc, rng=0, **kw)
+    assert len(acc.ledger) == 0
+
+
+def test_nan_values_are_refused_after_the_charge_with_a_note():
+    """NaN is data: it is found after the charge, and the error says the budget was spent."""
+    acc = dp.Accountant(budget=dp.Del(5.0, 1e-3))
+    with pytest.raises(dp.exceptions.TargetOutputError, match="NaN") as info:
+        dp.stats.groupby(
+            np.array(list("ab")), dp.Del(1.0, 1e-6), values=[1.0, np.nan], statistics="sum", bounds=(0, 1),
+            accountant=acc, rng=0,
+        )  # fmt: skip
+    assert len(acc.ledger) == 1 and "charged" in " ".join(getattr(info.value, "__notes__", []))
+
+
+# ---- audits on neighbouring tables ----------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class _Flattened(DPMech):
+    """Audit adapter: the group-by's values over a fixed list of labels, −1000 for a group not released."""
+
+    inner: GroupBy
+    labels: tuple[str, ...]
+    target: Any = attrs.field(default=lambda data: data)
+    sensitivity: float = 1.0
+
+    def _check_dataset(self, X):
+        return self.inner._check_dataset(X)
+
+    def _evaluate(self, output):
+        return self.inner._evaluate(output)
+
+    def _norm(self, a, b):
+        raise NotImplementedError
+
+    def _release(self, value, params, rng):
+        res = self.inner._release(value, params, rng)
+        stats = list(res.values)
+        out = np.full((len(self.labels), len(stats)), -1000.0)
+        pos = {k: i for i, k in enumerate(res.keys.tolist())}
+        for j, lab in enumerate(self.labels):
+            if lab in pos:
+                out[j] = [res.values[s][pos[lab]] for s in stats]
+        return out.ravel()
+
+
+def _people(groups_rows: dict[str, list[int]]) -> tuple[np.ndarray, None, np.ndarray]:
+    """A table from {group: [rows of person 0, rows of person 1, …]} with person ids unique per group."""
+    by, unit = [], []
+    pid = 0
+    for g, rows in groups_rows.items():
+        for r in rows:
+            by += [g] * r
+            unit += [pid] * r
+            pid += 1
+    return np.array(by), None, np.array(unit)
+
+
+@pytest.mark.slow
+def test_audit_does_not_refute_a_person_who_alone_makes_a_group_exist():
+    """Replace-one person: D has a person alone in group 'rare'; D′ moves them into 'big'. Claim not refuted."""
+    base = {"big": [1] * 30}
+    d1 = _people({**base, "rare": [1]})
+    d2 = _people({"big": [1] * 31})
+    mech = _Flattened(inner=GroupBy(max_groups=1, max_rows=1), labels=("big", "rare"))
+    report = audit(mech, d1, d2, dp.Del(1.0, 0.05), n=2000, rng=1)
+    assert report.passed, report
+
+
+@pytest.mark.slow
+def test_audit_does_not_refute_a_person_with_many_rows_and_catches_missing_bounding(monkeypatch):
+    """A person with 20 rows in 2 groups (max_rows=3, max_groups=2) passes; without bounding the audit refutes it."""
+    base = {"a": [1] * 40, "b": [1] * 40}
+    d1 = _people(base)
+    heavy = _people({"a": [20], "b": [20]})
+    by = np.concatenate([d1[0][:-1], heavy[0]])
+    unit = np.concatenate([d1[2][:-1], np.full(40, 10_000)])  # the last person of d1 replaced by a heavy one
+    d2 = (by, None, unit)
+    mech = _Flattened(inner=GroupBy(max_groups=2, max_rows=3, keys=("a", "b")), labels=("a", "b"))
+    params = dp.Eps(1.0)
+    assert audit(mech, d1, d2, params, n=2000, rng=2).passed
+    monkeypatch.setattr(_contribution, "bound_contributions", lambda u, g, mg, mr, rng: np.ones(u.size, bool))
+    monkeypatch.setattr("diffpriv_py.stats._groupby.bound_contributions", _contribution.bound_contributions)
+    assert not audit(mech, d1, d2, params, n=2000, rng=2).passed
+
+
+# ---- out of core ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unit", [False, True])
+def test_dask_group_by_is_bit_identical_to_in_memory_for_a_seed(rng, unit):
+    """A dask DataFrame (values streamed block by block, exact integer sums) gives the in-memory frame, bit for bit."""
+    dd = pytest.importorskip("dask.dataframe")
+    df = table(rng, 6000)
+    ddf = dd.from_pandas(df, npartitions=5)
+    kw = {"statistics": ["count", "sum", "mean", "var", "std"], "bounds": (0, 100), "rng": 11}
+    if unit:
+        kw.update(privacy_unit="pid", max_groups=2, max_rows=3)
+    params = dp.Del(1.0, 1e-6)
+    in_memory = df.private.groupby("city", params, column="age", **kw)
+    kw_dask = {**kw, "privacy_unit": ddf["pid"]} if unit else kw
+    out_of_core = dp.stats.groupby(ddf["city"], params, values=ddf["age"], name="city", **kw_dask)
+    pd.testing.assert_frame_equal(in_memory, out_of_core, check_exact=True)
+    # Different blocks of the same rows: still identical (the sums are exact integers).
+    rechunked = dd.from_pandas(df, npartitions=2)
+    again = dp.stats.groupby(
+        rechunked["city"], params, values=rechunked["age"], name="city",
+        **({**kw, "privacy_unit": rechunked["pid"]} if unit else kw),
+    )  # fmt: skip
+    pd.testing.assert_frame_equal(in_memory, again, check_exact=True)
+
+
+def test_dask_values_with_nan_are_refused_after_the_charge():
+    """NaN found while streaming out-of-core values raises, with the charge noted."""
+    dd = pytest.importorskip("dask.dataframe")
+    df = pd.DataFrame({"g": list("aabb"), "x": [1.0, 2.0, np.nan, 4.0]})
+    ddf = dd.from_pandas(df, npartitions=2)
+    acc = dp.Accountant(budget=dp.Del(5.0, 1e-3))
+    with pytest.raises(dp.exceptions.TargetOutputError, match="NaN"):
+        dp.stats.groupby(ddf["g"], dp.Eps(1.0), values=ddf["x"], statistics="sum", bounds=(0, 5), keys=["a", "b"],
+                         accountant=acc, rng=0)  # fmt: skip
+    assert len(acc.ledger) == 1
+
+
+# ---- quantiles per group --------------------------------------------------------------------------------------------
+
+
+def test_quantiles_per_group_with_a_huge_budget_are_the_data_quantiles_on_the_grid(rng):
+    """ε → ∞: each released quantile is within one grid step of numpy's quantile of the group's clipped values."""
+    by = rng.choice(np.array(["a", "b"]), 4000)
+    x = rng.normal(50, 15, 4000)
+    out = dp.stats.groupby(by, HUGE, values=x, quantiles=[0.1, 0.5, 0.9], bounds=(0, 100), keys=["a", "b"], rng=0)
+    step = 100 / 1024
+    for g in ("a", "b"):
+        for q in (0.1, 0.5, 0.9):
+            assert abs(out.loc[g, f"q{q:g}"] - np.quantile(np.clip(x[by == g], 0, 100), q)) <= step
+    assert "q0.5_rank_accuracy" in out.columns
+
+
+def _scores(values: np.ndarray, q: float) -> np.ndarray:
+    from diffpriv_py.stats._quantile import _rank_counts, candidate_grid
+
+    less, at_most, n = _rank_counts(values, candidate_grid(0.0, 100.0), "raise")
+    return -np.maximum(np.maximum(less - q * n, q * n - at_most), 0.0)
+
+
+def test_replacing_a_person_moves_a_groups_quantile_scores_by_at_most_twice_max_rows(rng):
+    """Grey-box: a person's R rows replaced by another's R rows in the same group move every score by ≤ 2R."""
+    base = rng.uniform(0, 100, 300)
+    for q in (0.1, 0.5, 0.97):
+        for r in (1, 3):
+            a = np.concatenate([base, np.full(r, 0.0)])  # the replaced person at the bottom …
+            b = np.concatenate([base, np.full(r, 100.0)])  # … and the new one at the top
+            c = base  # and removal alone (a group touched by one person only)
+            assert np.abs(_scores(a, q) - _scores(b, q)).max() <= 2 * r * max(q, 1 - q) + 1e-9
+            assert np.abs(_scores(a, q) - _scores(c, q)).max() <= r * max(q, 1 - q) + 1e-9
+
+
+@pytest.mark.slow
+def test_quantile_rank_error_per_group_stays_within_the_rank_bar():
+    """Released medians' rank errors (beyond the grid's own) are within the rank bar at rate ≥ 1 − α."""
+    gen = np.random.default_rng(4)
+    by = np.repeat(["a", "b"], [150, 300])
+    x = gen.uniform(0, 100, by.size)
+    alpha, runs, hits = 0.2, 200, 0
+    for seed in range(runs):
+        out = dp.stats.groupby(by, dp.Eps(0.3), values=x, quantiles=0.5, bounds=(0, 100), keys=["a", "b"],
+                               alpha=alpha, rng=seed)  # fmt: skip
+        for g in ("a", "b"):
+            scores = _scores(x[by == g], 0.5)
+            grid_idx = int(np.rint(out.loc[g, "q0.5"] / (100 / 1024)))
+            hits += -scores[grid_idx] <= -scores.max() + out.loc[g, "q0.5_rank_accuracy"]
+    assert hits >= sps.binom.ppf(P_FALSE_ALARM, 2 * runs, 1 - alpha)
+
+
+@pytest.mark.slow
+def test_audit_does_not_refute_means_when_a_heavy_person_is_added_or_removed():
+    """Add/remove (half a replacement): a person with 30 extreme rows in one group; count and mean not refuted."""
+    gen = np.random.default_rng(8)
+    by = np.repeat(["a", "b"], 40)
+    unit = np.arange(80)
+    x = gen.uniform(0, 10, 80)
+    d1 = (by, x, unit)
+    d2 = (np.concatenate([by, ["a"] * 30]), np.concatenate([x, np.full(30, 10.0)]), np.concatenate([unit, [999] * 30]))
+    inner = GroupBy(statistics=("count", "mean"), bounds=(0, 10), keys=("a", "b"), max_rows=2)
+    mech = _Flattened(inner=inner, labels=("a", "b"))
+    assert audit(mech, d1, d2, dp.Eps(1.0), n=2000, rng=3).passed
