@@ -129,14 +129,15 @@ def map_reduce(data: Any, block_fn: Callable[[Any], Any], combine: Callable[[lis
     if isinstance(data, Chunks):
         results = (block_fn(block) for block in data)
     elif _is_dask(first):
-        import dask
+        from dask.base import compute
+        from dask.delayed import delayed
 
         if isinstance(data, tuple):
             columns = [_dask_blocks(part) for part in _aligned(data)]
-            tasks = [dask.delayed(block_fn)(tuple(blocks)) for blocks in zip(*columns, strict=True)]
+            tasks = [delayed(block_fn)(tuple(blocks)) for blocks in zip(*columns, strict=True)]
         else:
-            tasks = [dask.delayed(block_fn)(block) for block in _dask_blocks(data)]
-        results = iter(dask.compute(*tasks))
+            tasks = [delayed(block_fn)(block) for block in _dask_blocks(data)]
+        results = iter(compute(*tasks))
     else:
         results = (block_fn(block) for block in _blocks(data))
     if combine is not None:

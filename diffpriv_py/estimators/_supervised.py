@@ -36,7 +36,8 @@ def check_features(X: Any, *, n_features: int | None = None, what: str = "X") ->
         raise ValueError(
             f"{what} must have {n_features} features (columns), like the training data. Got shape {X.shape}."
         )
-    return X
+    result: np.ndarray = X
+    return result
 
 
 def check_rows_to_predict(X: Any, n_features: int, *, model: str) -> np.ndarray:
@@ -77,7 +78,7 @@ def check_supervised_form(data: Any, *, owner: str) -> tuple[np.ndarray, np.ndar
     return X, y
 
 
-def check_supervised(data: Any, classes: tuple | None, *, owner: str) -> tuple[np.ndarray, np.ndarray]:
+def check_supervised(data: Any, classes: tuple[Any, ...] | None, *, owner: str) -> tuple[np.ndarray, np.ndarray]:
     """:func:`check_supervised_form`, then the label values: finite, and within ``classes`` when given.
 
     The value checks read the private labels, so they run after the charge (a refusal here may depend on the data

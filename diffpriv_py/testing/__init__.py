@@ -28,7 +28,7 @@ In a test file::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from ._audit import AuditReport, audit, check_sensitivity, trailing_exponent
 from ._checks import (
@@ -158,7 +158,10 @@ def check_mechanism(
     return passed
 
 
-def parametrize_with_checks(cases: Iterable[MechCase]) -> Callable:
+_Test = TypeVar("_Test", bound=Callable[..., Any])
+
+
+def parametrize_with_checks(cases: Iterable[MechCase]) -> Callable[[_Test], _Test]:
     """A ``pytest.mark.parametrize`` over (case, check) pairs, ids such as ``Laplace[safe]-check_...``.
 
     Checks that draw many samples (and every check of a case with ``slow=True``) get ``pytest.mark.slow``.
