@@ -579,7 +579,7 @@ def load_csv(
         features = table.drop(columns=[target])
         numeric = features.select_dtypes(include="number")
         features = features.fillna(numeric.median())
-        features = pd.get_dummies(features, dtype=np.float64)
+        features = pd.get_dummies(features, dtype=np.float64)  # pyright: ignore[reportPossiblyUnboundVariable]  # pandas branch
         feature_names = list(map(str, features.columns))
         X = features.to_numpy(dtype=np.float64)
     if X.shape[0] == 0:

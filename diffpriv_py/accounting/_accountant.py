@@ -6,7 +6,7 @@ import contextlib
 import math
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -245,7 +245,7 @@ def _events_for(guarantee: Eps, mechanism: Any, privacy_params: Any) -> tuple[Ev
     claim = (ApproxDPEvent(epsilon=guarantee.epsilon, delta=guarantee.delta),)
     if mechanism is None or privacy_params is None:
         return claim
-    hook = getattr(mechanism, "privacy_events", None)
+    hook: Callable[..., Any] | None = getattr(mechanism, "privacy_events", None)
     if callable(hook):
         events = tuple(hook(privacy_params))
         for e in events:

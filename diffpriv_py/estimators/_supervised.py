@@ -106,7 +106,7 @@ def label_codes(y: np.ndarray, labels: np.ndarray) -> np.ndarray:
         unknown = np.asarray(sorted_labels[pos] != y, dtype=bool)
     except TypeError:  # labels of mixed, unordered types (e.g. None among ints): look them up by hashing
         index = {label: i for i, label in enumerate(labels.tolist())}
-        found = np.frompyfunc(lambda v: index.get(v, -1), 1, 1)(y).astype(np.intp)
+        found = np.asarray(np.frompyfunc(lambda v: index.get(v, -1), 1, 1)(y)).astype(np.intp)
         codes, unknown = np.maximum(found, 0), found < 0
     if np.any(unknown):
         raise ValueError(

@@ -555,10 +555,13 @@ class DPSGDClassifier(DPMech):
 
     # Derived, not settable: the target reads (X, y); the sensitivity of a step's sum is the clipping norm.
     target: Any = attrs.field(init=False, repr=False, eq=False)
-    sensitivity: float = attrs.field(
+    # pyright reads the base class's converters as descriptors, so an init=False redefinition looks incompatible.
+    sensitivity: float = attrs.field(  # pyright: ignore[reportIncompatibleVariableOverride]
         init=False, repr=False, validator=not_below(lambda self: self.clip_norm, "every gradient is clipped to C")
     )
-    gamma_sensitivity: float | None = attrs.field(init=False, default=None, repr=False)
+    gamma_sensitivity: float | None = attrs.field(  # pyright: ignore[reportIncompatibleVariableOverride]
+        init=False, default=None, repr=False
+    )
 
     privacy_params_type: ClassVar[type[Eps]] = Del
 
@@ -566,7 +569,7 @@ class DPSGDClassifier(DPMech):
     def _default_target(self) -> Any:
         return functools.partial(_training_data, classes=self.classes)
 
-    @sensitivity.default
+    @sensitivity.default  # pyright: ignore[reportAttributeAccessIssue]  # attrs' decorator, which pyright does not model
     def _default_sensitivity(self) -> float:
         return self.clip_norm
 

@@ -520,9 +520,13 @@ class LinearRegression(DPMech):
             # the intercept is then the mean residual and is not penalised by the ridge (as in scikit-learn).
             # The noisy means are projected onto where the true ones lie (the unit ball, [-1, 1]): at small n and
             # ε this keeps the noise of the sums from throwing the intercept far outside the labels' range.
-            mean_z = _shrink(sums[0] / n, sum_sigmas[0] / n)
+            mean_z = _shrink(sums[0] / n, sum_sigmas[0] / n)  # pyright: ignore[reportPossiblyUnboundVariable]  # set with sums
             mean_z /= np.maximum(np.linalg.norm(mean_z, axis=1), 1.0)[:, None]
-            mean_t = np.clip(_shrink(sums[1][:, None] / n, sum_sigmas[1] / n)[:, 0], -1.0, 1.0)
+            mean_t = np.clip(
+                _shrink(sums[1][:, None] / n, sum_sigmas[1] / n)[:, 0],  # pyright: ignore[reportPossiblyUnboundVariable]
+                -1.0,
+                1.0,
+            )
             A = A - n * np.einsum("ni,nj->nij", mean_z, mean_z)
             b = b - n * mean_z * mean_t[:, None]
         theta = _ridge_solve(A, b, ridge)
@@ -530,7 +534,8 @@ class LinearRegression(DPMech):
         mid, half = (low + high) / 2.0, (high - low) / 2.0
         coef = half * theta / self.data_norm
         if sums is not None:
-            intercept = mid + half * (mean_t - np.einsum("ni,ni->n", theta, mean_z))
+            # mean_t and mean_z were set above under the same condition.
+            intercept = mid + half * (mean_t - np.einsum("ni,ni->n", theta, mean_z))  # pyright: ignore[reportPossiblyUnboundVariable]
         else:
             intercept = np.full(n_releases, mid)
         return coef, intercept, ridge

@@ -139,12 +139,14 @@ class ClippedGram:
 # ---- the released model -----------------------------------------------------------------------------------------
 
 
-def _read_only(value: Any) -> np.ndarray | None:
-    if value is None:
-        return None
+def _read_only(value: Any) -> np.ndarray:
     out = np.array(value, dtype=np.float64)
     out.setflags(write=False)
     return out
+
+
+def _read_only_or_none(value: Any) -> np.ndarray | None:
+    return None if value is None else _read_only(value)
 
 
 @attrs.frozen(eq=False)
@@ -171,7 +173,7 @@ class PCAModel:
     """
 
     components: np.ndarray = attrs.field(converter=_read_only)
-    explained_variance: np.ndarray | None = attrs.field(default=None, converter=_read_only)
+    explained_variance: np.ndarray | None = attrs.field(default=None, converter=_read_only_or_none)
     method: str = "ppca"
     exact: bool = True
 
@@ -446,7 +448,8 @@ class PCA(DPMech):
     data_norm: float = attrs.field(default=None, converter=_data_norm)
     sampler: Literal["auto", "gibbs"] = attrs.field(default="auto", validator=_one_of(SAMPLERS))
     n_sweeps: int | None = attrs.field(default=None, converter=_n_sweeps)
-    target: ClippedGram = attrs.field(
+    # A callable object in place of the base's target function (pyright reads the base's Callable field as a method).
+    target: ClippedGram = attrs.field(  # pyright: ignore[reportIncompatibleMethodOverride]
         init=False, repr=False, default=attrs.Factory(lambda self: ClippedGram(self.data_norm), takes_self=True)
     )
     sensitivity: float = attrs.field(

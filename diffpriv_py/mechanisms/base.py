@@ -77,8 +77,9 @@ def charged_note(exc: BaseException, guarantee: Eps) -> None:
         f"The accountant was charged {guarantee!r} for this release: the failure happened after the charge, "
         "while reading the private data, and whether it happens can depend on the data, so the charge stands."
     )
-    if hasattr(exc, "add_note"):
-        exc.add_note(note)
+    add_note = getattr(exc, "add_note", None)  # BaseException.add_note is Python >= 3.11
+    if add_note is not None:
+        add_note(note)
 
 
 def _callable_target(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:

@@ -88,7 +88,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
-        self.method = method
+        self.method: Literal["ppca", "analyze_gauss", "mod_sulq"] = method
         self.data_norm = data_norm
         self.n_sweeps = n_sweeps
         self.rng = rng

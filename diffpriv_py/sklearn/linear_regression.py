@@ -87,7 +87,7 @@ class LinearRegression(DPRegressor):
         self.delta = delta
         self.data_norm = data_norm
         self.label_bound = label_bound
-        self.method = method
+        self.method: Literal["adassp", "functional"] = method
         self.fit_intercept = fit_intercept
         self.reg_lambda = reg_lambda
         self.rng = rng

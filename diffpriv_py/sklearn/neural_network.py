@@ -109,9 +109,9 @@ class DPSGDClassifier(DPClassifier):
         self.momentum = momentum
         self.clip_norm = clip_norm
         self.noise_multiplier = noise_multiplier
-        self.activation = activation
+        self.activation: Literal["relu", "tanh"] = activation
         self.classes = classes
-        self.neighbouring = neighbouring
+        self.neighbouring: Literal["replace_one", "add_remove"] = neighbouring
         self.progress = progress
         self.rng = rng
         self.accountant = accountant

@@ -341,10 +341,9 @@ def _claimed_curve(mechanism: DPMech, claim: Eps) -> Callable[[float], float] | 
     """For Gaussian-type mechanisms, the δ(ε′) curve of the Gaussian mechanism that just meets the claim."""
     from ..mechanisms.gaussian import Gaussian, analytic_gaussian_sigma, gaussian_delta
 
-    curve = getattr(mechanism, "privacy_curve", None)
+    curve: Callable[[Eps], Callable[[float], float]] | None = getattr(mechanism, "privacy_curve", None)
     if callable(curve):
-        result: Callable[[float], float] | None = curve(claim)
-        return result
+        return curve(claim)
     if isinstance(mechanism, Gaussian) and claim.delta > 0:
         sigma = analytic_gaussian_sigma(claim.epsilon, claim.delta)
         return lambda eps: gaussian_delta(sigma, eps)

@@ -210,7 +210,10 @@ def _array_pairs(
         # A float sum's rounding depends on where the record sits in the summation order: try records all along it.
         for i in np.unique(np.linspace(0, data.shape[0] - 1, _SPREAD).astype(int)):
             if int(i) not in rows[:2]:
-                yield _Pair(f"record {i} at the lower vs upper bound", _replace(data, i, lo), _replace(data, i, hi), i)
+                # lo and hi were set above under the same condition.
+                low_pair = _replace(data, i, lo)  # pyright: ignore[reportPossiblyUnboundVariable]
+                high_pair = _replace(data, i, hi)  # pyright: ignore[reportPossiblyUnboundVariable]
+                yield _Pair(f"record {i} at the lower vs upper bound", low_pair, high_pair, i)
 
 
 def _supervised_pairs(data: tuple[Any, Any], bounds: Any, replacements: Any = None) -> Iterator[_Pair]:
