@@ -779,7 +779,7 @@ class Accountant:
         guarantee: Eps,
         *,
         mechanism: Any = None,
-        privacy_params: Any = None,
+        privacy_params: Eps | None = None,
         label: str | None = None,
         events: Sequence[Event] | None = None,
     ) -> Charge:
@@ -830,7 +830,7 @@ class Accountant:
         guarantee: Eps,
         *,
         mechanism: Any = None,
-        privacy_params: Any = None,
+        privacy_params: Eps | None = None,
         events: Sequence[Event] | None = None,
     ) -> Eps:
         """What ``spent`` would become with this release; raises ``BudgetExceededError`` if it would not fit.

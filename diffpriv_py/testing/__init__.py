@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from ..mechanisms.base import DPMech
+from ..privacy import Eps
 from ._audit import AuditReport, audit, check_sensitivity, trailing_exponent
 from ._checks import (
     DISTRIBUTIONAL_CHECKS,
@@ -99,8 +101,8 @@ def _as_case(case: Any, privacy_params: Any, dataset: Any, neighbour: Any) -> Me
 
 
 def check_mechanism(
-    case: Any,
-    privacy_params: Any = None,
+    case: DPMech | MechCase,
+    privacy_params: Eps | None = None,
     dataset: Any = None,
     neighbour: Any = None,
     *,
