@@ -5,7 +5,7 @@ Privacy parameters (:class:`Eps`, :class:`Del`, :class:`Gam`), mechanisms built 
 makes a black-box target private (:meth:`DPMech.sensitivity_sampler`, :func:`plan_sampler`).
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import exceptions
 from ._blockwise import Chunks
@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     # Subpackages load on first use, so `import diffpriv_py` stays cheap (tests/test_import_time.py): `dp.testing`
     # (the conformance kit and auditor; library code never imports it), `dp.estimators`, `dp.stats` and
     # `dp.accounting` (with `dp.Accountant`).

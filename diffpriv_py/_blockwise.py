@@ -85,7 +85,7 @@ def _aligned(data: tuple[Any, ...]) -> list[Any]:
     rows = first.chunks[0]
     parts = []
     for part in data:
-        arr = _dask_array(part) if _is_dask(part) else da.from_array(np.asarray(part), chunks=-1)
+        arr = _dask_array(part) if _is_dask(part) else da.from_array(np.asarray(part), chunks=-1)  # pyright: ignore[reportArgumentType]  # dask types chunks as str; -1 is documented
         if arr.shape[0] != first.shape[0]:
             raise ValueError(
                 f"The parts of the supervised dataset have different numbers of records: {first.shape[0]} and "
@@ -129,14 +129,15 @@ def map_reduce(data: Any, block_fn: Callable[[Any], Any], combine: Callable[[lis
     if isinstance(data, Chunks):
         results = (block_fn(block) for block in data)
     elif _is_dask(first):
-        import dask
+        from dask.base import compute
+        from dask.delayed import delayed
 
         if isinstance(data, tuple):
             columns = [_dask_blocks(part) for part in _aligned(data)]
-            tasks = [dask.delayed(block_fn)(tuple(blocks)) for blocks in zip(*columns, strict=True)]
+            tasks = [delayed(block_fn)(tuple(blocks)) for blocks in zip(*columns, strict=True)]
         else:
-            tasks = [dask.delayed(block_fn)(block) for block in _dask_blocks(data)]
-        results = iter(dask.compute(*tasks))
+            tasks = [delayed(block_fn)(block) for block in _dask_blocks(data)]
+        results = iter(compute(*tasks))
     else:
         results = (block_fn(block) for block in _blocks(data))
     if combine is not None:
@@ -165,7 +166,7 @@ def n_rows(data: Any) -> int:
 
 def first_block(data: Any) -> Any:
     """The first row block of out-of-core data, in memory (to read its number of columns and dtype)."""
-    first = data[0] if isinstance(data, tuple) and data else data
+    first: Any = data[0] if isinstance(data, tuple) and data else data
     if isinstance(data, Chunks):
         for block in data:
             return block

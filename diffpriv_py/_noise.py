@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -84,7 +85,8 @@ def bernoulli(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         out[pending[~ok]] = False
         zeros_needed[pending] = z - take
         pending = pending[ok & (z > 64)]
-    return out.reshape(p.shape)
+    result: np.ndarray = out.reshape(p.shape)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -368,7 +370,8 @@ def _gaussian_blocks(n: int, rho: float, rng: np.random.Generator) -> np.ndarray
     tail = np.flatnonzero(g == k)
     if tail.size:
         g[tail] = _gaussian_tail(tail.size, rho, k, rng)
-    return g
+    result: np.ndarray = g
+    return result
 
 
 def _discrete_gaussian_blocks(
@@ -523,7 +526,8 @@ def _round_to_grid(values: np.ndarray, r: float) -> np.ndarray:
         rounded = np.multiply(values, 1.0 / r)
         np.rint(rounded, out=rounded)
         rounded *= r
-        return rounded
+        result: np.ndarray = rounded
+        return result
     # |v| >= 2^52·r means v's ulp is >= r, so v is already on the grid (and v/r might not fit an integer).
     big = np.abs(values) >= 2.0**52 * r
     return np.where(big, values, np.rint(np.where(big, 0.0, values) / r) * r)
@@ -582,7 +586,9 @@ def grid_laplace(
     return _signed_geometric(values.size, lam, rng, unit=r, offset=values.ravel()).reshape(values.shape)
 
 
-def gaussian_grid_calibration(sigma_for, sensitivity: float, epsilon: float, delta: float, dims: int):
+def gaussian_grid_calibration(
+    sigma_for: Callable[[float, float, float], float], sensitivity: float, epsilon: float, delta: float, dims: int
+) -> tuple[float, float]:
     """The grid step and σ of safe Gaussian noise: calibrated to a reserved (ε_c, δ_c) and the rounded sensitivity.
 
     ``sigma_for(epsilon, delta, sensitivity)`` is the mechanism's calibration (analytic or classic).
@@ -738,7 +744,7 @@ def exact_discrete_gaussian(sigma2: Fraction, rng: np.random.Generator | _Bits) 
             return y
 
 
-def _exact_add(values: np.ndarray, r: float, draw) -> np.ndarray:
+def _exact_add(values: np.ndarray, r: float, draw: Callable[[], int]) -> np.ndarray:
     flat = values.ravel().tolist()
     step = Fraction(r)
     out = [float((round(Fraction(v) / step) + draw()) * step) for v in flat]

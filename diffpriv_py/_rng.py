@@ -7,8 +7,10 @@ import numbers
 import os
 import secrets
 import threading
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 RNGLike = None | int | np.random.Generator | np.random.SeedSequence
 """What every random entry point accepts as ``rng``."""
@@ -43,7 +45,9 @@ if hasattr(os, "register_at_fork"):
 def _new_secure_generator() -> np.random.Generator:
     from randomgen import AESCounter  # imported on first use: it costs about 100 ms, and seeded runs never need it
 
-    return np.random.Generator(AESCounter(secrets.randbits(256)))
+    # randomgen's stubs derive its bit generators from its own BitGenerator stub, not numpy's; at run time
+    # AESCounter is a numpy.random.BitGenerator.
+    return np.random.Generator(AESCounter(secrets.randbits(256)))  # pyright: ignore[reportArgumentType]
 
 
 def secure_generator() -> np.random.Generator:
@@ -90,7 +94,8 @@ class _SeededState(np.random.bit_generator.ISpawnableSeedSequence):
         self._seed = seed
         self._sequence: np.random.SeedSequence | None = None
 
-    def generate_state(self, n_words: int, dtype=np.uint32) -> np.ndarray:
+    # dtype is Any: numpy's stub types it with a private alias (uint32 or uint64 dtype-likes).
+    def generate_state(self, n_words: int, dtype: Any = np.uint32) -> npt.NDArray[np.uint32 | np.uint64]:
         if n_words == 4 and np.dtype(dtype) == np.uint64:
             return _pcg64_state(self._seed)
         return self.sequence.generate_state(n_words, dtype)
@@ -105,7 +110,7 @@ class _SeededState(np.random.bit_generator.ISpawnableSeedSequence):
     def entropy(self) -> int:
         return self._seed
 
-    def spawn(self, n_children: int) -> list[np.random.SeedSequence]:  # type: ignore[override]
+    def spawn(self, n_children: int) -> list[np.random.SeedSequence]:
         return self.sequence.spawn(n_children)
 
 

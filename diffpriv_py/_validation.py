@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from typing import Any
+from typing import Any, SupportsInt, cast
 
 import numpy as np
 
@@ -73,7 +73,9 @@ def check_int(value: Any, name: str, *, minimum: int = 1, owner: str = "") -> in
     if isinstance(value, numbers.Integral):
         out = int(value)
     elif isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
-        out = int(value)
+        # numbers.Real does not declare __int__ in typeshed, but every concrete Real (float, numpy floating,
+        # Fraction, Decimal) has it.
+        out = int(cast("SupportsInt", value))
     else:
         raise TypeError(f"The '{name}' parameter{where} must be an integer >= {minimum}. Got {_describe(value)}.")
     if out < minimum:

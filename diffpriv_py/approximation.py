@@ -80,10 +80,11 @@ def bernstein_lattice(dims: int, k: int) -> np.ndarray:
 def _basis_t(t: np.ndarray, k: int) -> np.ndarray:
     """Basis values transposed: row ν holds b_{ν,k}(t) for every t (points along the contiguous axis)."""
     if k > _PRODUCT_MAX_K:
-        nu = np.arange(k + 1)[:, None]
+        degrees = np.arange(k + 1)[:, None]
         from scipy import stats  # lazy: scipy.stats costs ~0.5 s at import
 
-        return stats.binom.pmf(nu, k, t[None, :])
+        result: np.ndarray = stats.binom.pmf(degrees, k, t[None, :])
+        return result
     # b_{ν,k}(t) = C(k, ν) t^ν (1 − t)^(k − ν). Running products give all powers in k multiplications per point
     # (relative error <= k ulp); t^0 = 1 also at t = 0, which is what makes b_{0,k}(0) = 1 exact.
     powers = np.empty((k + 1, t.size))
@@ -140,14 +141,15 @@ def _iteration_matrix(k: int, order: int) -> np.ndarray | None:
     for _ in range(order - 1):
         term = q @ term
         total += term
-    return total
+    result: np.ndarray | None = total
+    return result
 
 
 # ---- argument normalisation ------------------------------------------------------------------------------------
 
 
 def _as_box_side(value: Any, name: str, dims: int, owner: str) -> tuple[float, ...]:
-    if isinstance(value, (numbers.Real, np.ndarray)) and np.ndim(value) == 0:
+    if isinstance(value, numbers.Real) or (isinstance(value, np.ndarray) and value.ndim == 0):
         side = (check_real(value, name, owner=owner),) * dims
     else:
         if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
@@ -272,7 +274,8 @@ def evaluate_on_lattice(
             f"{what} returned the non-finite value {values[i]} at the lattice point {tuple(points[i].tolist())}; "
             "Bernstein approximation needs finite values everywhere on the lattice."
         )
-    return values
+    result: np.ndarray = values
+    return result
 
 
 # ---- the approximation -----------------------------------------------------------------------------------------
@@ -360,10 +363,16 @@ class BernsteinApproximation:
     dims: int = attrs.field(converter=_dims)
     k: int = attrs.field(converter=_k)
     coeffs: np.ndarray = attrs.field(
-        converter=attrs.Converter(_coeffs, takes_self=True), eq=attrs.cmp_using(eq=np.array_equal), hash=False
+        # mypy's attrs plugin does not read attrs.Converter (takes_self); the constructor argument is typed Any.
+        converter=attrs.Converter(_coeffs, takes_self=True),  # type: ignore[misc]
+        eq=attrs.cmp_using(eq=np.array_equal),
+        hash=False,
     )
     order: int = attrs.field(default=1, converter=_order)
-    bounds: Bounds = attrs.field(default=None, converter=attrs.Converter(_convert_bounds, takes_self=True))
+    bounds: Bounds = attrs.field(
+        default=None,
+        converter=attrs.Converter(_convert_bounds, takes_self=True),  # type: ignore[misc]  # attrs.Converter: see coeffs
+    )
     _weights: np.ndarray = attrs.field(init=False, eq=False, repr=False, hash=False)
 
     def __attrs_post_init__(self) -> None:

@@ -263,7 +263,7 @@ class Dataset:
 
 
 def _data_file(name: str) -> Any:
-    return resources.files("diffpriv_py").joinpath("data", name)
+    return resources.files("diffpriv_py").joinpath("data").joinpath(name)
 
 
 @functools.cache
@@ -431,6 +431,7 @@ def _sklearn_loader(
         sk_datasets = _require("sklearn.datasets", f"The dataset {function[5:]!r}", "sklearn")
         bunch = getattr(sk_datasets, function)()
         names = getattr(bunch, "target_names", None)
+        d = bunch.data.shape[1]
         return Dataset(
             data=np.asarray(bunch.data, dtype=np.float64),
             target=np.asarray(bunch.target),
@@ -439,7 +440,7 @@ def _sklearn_loader(
             task=task,
             name=function[5:],
             description=about,
-            bounds=None if bounds is None else tuple(np.full(bunch.data.shape[1], float(b)) for b in bounds),
+            bounds=None if bounds is None else (np.full(d, float(bounds[0])), np.full(d, float(bounds[1]))),
         )
 
     load.__name__ = f"load_{function[5:]}"
@@ -449,7 +450,8 @@ def _sklearn_loader(
 
 def _load_adult_bounded() -> Dataset:
     """UCI Adult as :func:`load_adult` with ``bounded=True``: every feature in [0, 1] by public bounds."""
-    return load_adult(bounded=True)
+    result: Dataset = load_adult(bounded=True)
+    return result
 
 
 DATASETS: dict[str, Callable[[], Dataset]] = {
@@ -577,7 +579,7 @@ def load_csv(
         features = table.drop(columns=[target])
         numeric = features.select_dtypes(include="number")
         features = features.fillna(numeric.median())
-        features = pd.get_dummies(features, dtype=np.float64)
+        features = pd.get_dummies(features, dtype=np.float64)  # pyright: ignore[reportPossiblyUnboundVariable]  # pandas branch
         feature_names = list(map(str, features.columns))
         X = features.to_numpy(dtype=np.float64)
     if X.shape[0] == 0:
@@ -656,7 +658,8 @@ def last_names() -> tuple[str, ...]:
 
 def _zipf(size: int) -> np.ndarray:
     weights = 1.0 / np.arange(1, size + 1)
-    return weights / weights.sum()
+    result: np.ndarray = weights / weights.sum()
+    return result
 
 
 def random_names(n: int, rng: RNGLike = None) -> list[str]:

@@ -76,7 +76,7 @@ class ModelContext:
     delta: float
     n_features: int
     seed: int
-    classes: tuple | None = None
+    classes: tuple[Any, ...] | None = None
 
 
 @attrs.frozen
@@ -298,10 +298,12 @@ class _PCAThenSVM:
         return self
 
     def _project(self, X: np.ndarray) -> np.ndarray:
-        return (X / np.maximum(np.linalg.norm(X, axis=1), 1e-12)[:, None]) @ self.components_
+        result: np.ndarray = (X / np.maximum(np.linalg.norm(X, axis=1), 1e-12)[:, None]) @ self.components_
+        return result
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        return self.svm_.predict(self._project(X))
+        result: np.ndarray = self.svm_.predict(self._project(X))
+        return result
 
 
 ESTIMATOR_MODELS: dict[str, ModelSpec] = {
@@ -420,10 +422,13 @@ def _perturb(
 def _public_scale(X: np.ndarray, bounds: Any) -> np.ndarray:
     """Clip to public bounds and rescale to [0, 1]: reads nothing from the data."""
     low, high = (np.asarray(b, dtype=np.float64) for b in bounds)
-    return (np.clip(X, low, high) - low) / (high - low)
+    result: np.ndarray = (np.clip(X, low, high) - low) / (high - low)
+    return result
 
 
-def _privacy(specs: Sequence[ModelSpec], privatisation: str, scale: str, sensitivity: float, d: int, task: str):
+def _privacy(
+    specs: Sequence[ModelSpec], privatisation: str, scale: str, sensitivity: float, d: int, task: str
+) -> tuple[bool, str]:
     """Whether the study's releases are DP per record under replace-one neighbours, and why (or why not)."""
     if scale != "public":
         how = "with ranges read from the data" if scale == "minmax" else "not at all"
@@ -667,7 +672,7 @@ class _Study:
     delta: float
     sensitivity: float
     scale: str
-    classes: tuple | None
+    classes: tuple[Any, ...] | None
     bounds: tuple[np.ndarray, np.ndarray] | None = None
 
     def run(self, cell: _Cell) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import SupportsFloat
 
 import attrs
@@ -25,7 +26,7 @@ def _epsilon(value: SupportsFloat) -> float:
     return refuse_subnormal(epsilon, "epsilon", owner="the privacy parameters")
 
 
-def _unit(name: str, meaning: str):
+def _unit(name: str, meaning: str) -> Callable[[SupportsFloat], float]:
     def convert(value: SupportsFloat) -> float:
         probability = check_in_range(
             value,
@@ -40,6 +41,16 @@ def _unit(name: str, meaning: str):
         return refuse_subnormal(probability, name, owner="the privacy parameters")
 
     return convert
+
+
+# Named converters (not the factory calls inline): mypy's attrs plugin only reads a named function's parameter type,
+# so Del(1.0, "x") is flagged by a type checker as well as at run time.
+def _delta(value: SupportsFloat) -> float:
+    return _unit("delta", "the probability the ε bound fails")(value)
+
+
+def _gamma(value: SupportsFloat) -> float:
+    return _unit("gamma", "the probability the sampled sensitivity fails")(value)
 
 
 @attrs.frozen
@@ -107,7 +118,7 @@ class Del(Eps):
     Del(epsilon=1.0, delta=1e-06)
     """
 
-    delta: float = attrs.field(default=0.0, converter=_unit("delta", "the probability the ε bound fails"))
+    delta: float = attrs.field(default=0.0, converter=_delta)
 
     def __str__(self) -> str:
         return f"Differential privacy level ε={self.epsilon:g}, δ={self.delta:g}"
@@ -135,7 +146,7 @@ class Gam(Del):
     R equivalent: ``DPParamsGam``. "Random DP" here is not Rényi DP.
     """
 
-    gamma: float = attrs.field(default=0.05, converter=_unit("gamma", "the probability the sampled sensitivity fails"))
+    gamma: float = attrs.field(default=0.05, converter=_gamma)
 
     def __str__(self) -> str:
         return f"Random differential privacy level ε={self.epsilon:g}, δ={self.delta:g}, γ={self.gamma:g}"

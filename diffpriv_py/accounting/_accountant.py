@@ -7,7 +7,7 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -112,7 +112,7 @@ class Composition:
 
     events: tuple[Event, ...]
     n_points: int = 2**14
-    _cache: dict = attrs.field(factory=dict, init=False, repr=False)
+    _cache: dict[str, Any] = attrs.field(factory=dict, init=False, repr=False)
 
     def pure_epsilon(self) -> float:
         """Σ of the events' largest losses: the ε at δ = 0 (``inf`` if some event has none)."""
@@ -122,7 +122,8 @@ class Composition:
     def _pld(self) -> ComposedPLD:
         if "pld" not in self._cache:
             self._cache["pld"] = ComposedPLD(self.events, n_points=self.n_points)
-        return self._cache["pld"]
+        result: ComposedPLD = self._cache["pld"]
+        return result
 
     def epsilon_with_method(self, delta: float, *, cheap_enough: float | None = None) -> tuple[float, str]:
         """(ε, method) at ``delta``; with ``cheap_enough``, skip the numerical method once a bound ≤ it is found."""
@@ -131,11 +132,12 @@ class Composition:
         delta = _check_delta(delta, "Composition.epsilon_with_method")
         candidates: list[tuple[float, str]] = [(_safe(self.pure_epsilon), "pure")]
         if delta > 0:
-            if all(isinstance(e, GaussianEvent) for e in self.events):
-                mu = _composed_mu(math.fsum(_up(e.count * _up(e.mu**2)) for e in self.events))
+            gaussians = [e for e in self.events if isinstance(e, GaussianEvent)]
+            if len(gaussians) == len(self.events):
+                mu = _composed_mu(math.fsum(_up(e.count * _up(e.mu**2)) for e in gaussians))
                 candidates.append((_safe(_composition._gdp_epsilon, mu, delta), "gdp"))
-            curves = [_KeyInfo.of(e._key()).curve for e in self.events]
-            if all(c is not None for c in curves):
+            curves = [c for e in self.events if (c := _KeyInfo.of(e._key()).curve) is not None]
+            if len(curves) == len(self.events):
                 with np.errstate(over="ignore", invalid="ignore"):
                     total = np.sum([e.count * c for e, c in zip(self.events, curves, strict=True)], axis=0)
                 candidates.append((_safe(_rdp_epsilon, total, delta), "rdp"))
@@ -156,8 +158,9 @@ class Composition:
         )
         if not self.events or epsilon >= self.pure_epsilon():
             return 0.0
-        if all(isinstance(e, GaussianEvent) for e in self.events):
-            mu = _composed_mu(math.fsum(_up(e.count * _up(e.mu**2)) for e in self.events))
+        gaussians = [e for e in self.events if isinstance(e, GaussianEvent)]
+        if len(gaussians) == len(self.events):
+            mu = _composed_mu(math.fsum(_up(e.count * _up(e.mu**2)) for e in gaussians))
             return _composition.gdp_delta(mu, epsilon)
         return self._pld().delta(epsilon)
 
@@ -245,7 +248,7 @@ def _events_for(guarantee: Eps, mechanism: Any, privacy_params: Any) -> tuple[Ev
     claim = (ApproxDPEvent(epsilon=guarantee.epsilon, delta=guarantee.delta),)
     if mechanism is None or privacy_params is None:
         return claim
-    hook = getattr(mechanism, "privacy_events", None)
+    hook: Callable[..., Any] | None = getattr(mechanism, "privacy_events", None)
     if callable(hook):
         events = tuple(hook(privacy_params))
         for e in events:
@@ -376,7 +379,8 @@ def _add_up(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         s = a + b
         bb = s - a
         err = (a - (s - bb)) + (b - bb)
-        return np.where(err > 0, np.nextafter(s, np.inf), s)
+        result: np.ndarray = np.where(err > 0, np.nextafter(s, np.inf), s)
+        return result
 
 
 class _RdpSum:
@@ -797,7 +801,7 @@ class Accountant:
         guarantee: Eps,
         *,
         mechanism: Any = None,
-        privacy_params: Any = None,
+        privacy_params: Eps | None = None,
         label: str | None = None,
         events: Sequence[Event] | None = None,
     ) -> Charge:
@@ -848,7 +852,7 @@ class Accountant:
         guarantee: Eps,
         *,
         mechanism: Any = None,
-        privacy_params: Any = None,
+        privacy_params: Eps | None = None,
         events: Sequence[Event] | None = None,
     ) -> Eps:
         """What ``spent`` would become with this release; raises ``BudgetExceededError`` if it would not fit.
@@ -911,7 +915,7 @@ class Accountant:
         # (scikit-learn's clone deep-copies parameters, so a cloned estimator keeps charging the same budget).
         return self
 
-    def __deepcopy__(self, memo: dict) -> Accountant:
+    def __deepcopy__(self, memo: dict[int, Any]) -> Accountant:
         return self
 
     def __reduce__(self) -> Any:
@@ -953,13 +957,13 @@ class Accountant:
         who = label or getattr(self._local, "label", None) or _who(mechanism)
         return guarantee, evs, str(who)
 
-    def _extend(self, charge: Charge) -> tuple[_Totals, list, Any]:
+    def _extend(self, charge: Charge) -> tuple[_Totals, list[tuple[Event, _KeyInfo, int, int]], Any]:
         """The totals with ``charge`` added (nothing mutated), the per-key count changes, and the merged events."""
         added: dict[Event, int] = {}
         for e in charge.events:
             key = e._key()
             added[key] = added.get(key, 0) + e.count
-        changes = []
+        changes: list[tuple[Event, _KeyInfo, int, int]] = []
         for key, more in added.items():
             info = self._infos.get(key) or _KeyInfo.of(key)
             old = self._counts.get(key, 0)

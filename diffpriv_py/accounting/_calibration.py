@@ -6,7 +6,7 @@ import functools
 import math
 
 from .._validation import check_in_range, check_int, refuse_subnormal
-from ._events import SubsampledGaussianEvent
+from ._events import Relation, SubsampledGaussianEvent
 from ._pld import ComposedPLD
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, rdp_sampled_gaussian
 
@@ -33,7 +33,7 @@ def _check_options(neighbouring: str, method: str, sampling_rate: float) -> None
 
 
 @functools.lru_cache(maxsize=4096)
-def _epsilon(sigma: float, q: float, steps: int, delta: float, neighbouring: str, method: str) -> float:
+def _epsilon(sigma: float, q: float, steps: int, delta: float, neighbouring: Relation, method: str) -> float:
     if method == "rdp":
         rdp = steps * rdp_sampled_gaussian(q, sigma, DEFAULT_ORDERS)
         return epsilon_from_rdp(DEFAULT_ORDERS, rdp, delta)[0]

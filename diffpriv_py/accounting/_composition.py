@@ -33,7 +33,7 @@ _MAX_STEPS = 4096
 """Cap on the iterations of every search here: a search that has not converged by then raises a clear error."""
 
 
-def _sequence(value: Any, name: str, owner: str) -> list:
+def _sequence(value: Any, name: str, owner: str) -> list[Any]:
     """A list of the items of a 1-d sequence of numbers; refuses strings, scalars and other non-sequences."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise TypeError(
@@ -171,7 +171,7 @@ def _gdp_epsilon(m: float, d: float) -> float:
         hi *= 2
     else:  # pragma: no cover - δ_μ(ε) → 0 as ε → ∞, so doubling always ends well before the cap
         raise ArithmeticError(f"gdp_epsilon: no ε up to {hi:g} meets δ = {d!r} for μ = {m!r}.")
-    root: float = brentq(lambda e: _gdp_delta(m, e) - d, 0.0, hi, xtol=1e-13, rtol=1e-13, maxiter=_MAX_STEPS)  # type: ignore[assignment]
+    root: float = brentq(lambda e: _gdp_delta(m, e) - d, 0.0, hi, xtol=1e-13, rtol=1e-13, maxiter=_MAX_STEPS)
     # Narrow [lo, hi] by bisection on the doubles until they are adjacent, with δ(lo) > d ≥ δ(hi): the reported ε is
     # the smallest double at which the curve is met, whatever path brentq took (so it does not depend on the scipy
     # version), and it is never below the root.

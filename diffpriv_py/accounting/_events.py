@@ -8,19 +8,24 @@ Events are frozen values; ``count`` says how many times the same release is comp
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, SupportsFloat
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 from .._validation import check_in_range, check_int
 
 
-def log_ndtr(x):
+def log_ndtr(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
     from scipy.special import log_ndtr  # lazy: scipy.special costs ~0.25 s at import
 
-    return log_ndtr(x)
+    result: npt.NDArray[np.float64] = log_ndtr(x)
+    return result
 
+
+Relation = Literal["replace_one", "add_remove"]
+"""A neighbouring relation: replace one record, or add/remove one record."""
 
 __all__ = [
     "ApproxDPEvent",
@@ -35,20 +40,37 @@ __all__ = [
 _TAIL_SIGMAS = 10.0
 
 
-def _positive(name: str, *, allow_zero: bool = False):
-    def convert(value: Any) -> float:
-        return check_in_range(
-            value, name, 0.0, math.inf, low_closed=allow_zero, high_closed=False, owner="the privacy event"
-        )
-
-    return convert
+def _positive(value: SupportsFloat, name: str, *, allow_zero: bool = False) -> float:
+    return check_in_range(
+        value, name, 0.0, math.inf, low_closed=allow_zero, high_closed=False, owner="the privacy event"
+    )
 
 
-def _probability(name: str):
-    def convert(value: Any) -> float:
-        return check_in_range(value, name, 0.0, 1.0, low_closed=True, high_closed=False, owner="the privacy event")
+# One named converter per field: mypy's attrs plugin types a constructor argument only from a named function.
+def _approx_epsilon(value: SupportsFloat) -> float:
+    return _positive(value, "epsilon", allow_zero=True)
 
-    return convert
+
+def _epsilon(value: SupportsFloat) -> float:
+    return _positive(value, "epsilon")
+
+
+def _mu(value: SupportsFloat) -> float:
+    return _positive(value, "mu")
+
+
+def _noise_multiplier(value: SupportsFloat) -> float:
+    return _positive(value, "noise_multiplier")
+
+
+def _delta(value: SupportsFloat) -> float:
+    return check_in_range(value, "delta", 0.0, 1.0, low_closed=True, high_closed=False, owner="the privacy event")
+
+
+def _sampling_rate(value: SupportsFloat) -> float:
+    return check_in_range(
+        value, "sampling_rate", 0.0, 1.0, low_closed=False, high_closed=True, owner="the privacy event"
+    )
 
 
 def _count(value: Any) -> int:
@@ -138,8 +160,8 @@ class ApproxDPEvent(Event):
     these pairs numerically is the optimal composition of (ε, δ)-DP mechanisms.
     """
 
-    epsilon: float = attrs.field(converter=_positive("epsilon", allow_zero=True))
-    delta: float = attrs.field(default=0.0, converter=_probability("delta"))
+    epsilon: float = attrs.field(converter=_approx_epsilon)
+    delta: float = attrs.field(default=0.0, converter=_delta)
 
     @property
     def max_loss(self) -> float:
@@ -155,7 +177,8 @@ class ApproxDPEvent(Event):
         big = (1.0 - d) / (1.0 + math.exp(-e))  # (1−δ)e^ε/(1+e^ε)
         # (1−δ)/(1+e^ε); past ε = 700 e^ε overflows and 1 + e^−ε rounds to 1, so the ratio is (1−δ)e^−ε.
         small = (1.0 - d) / (1.0 + math.exp(e)) if e <= 700.0 else (1.0 - d) * math.exp(-e)
-        return d + np.maximum(big - x * small, 0.0) + np.maximum(small - x * big, 0.0)
+        result: np.ndarray = d + np.maximum(big - x * small, 0.0) + np.maximum(small - x * big, 0.0)
+        return result
 
     def _loss_range(self, direction: str) -> tuple[float, float]:
         return -self.epsilon, self.epsilon
@@ -186,7 +209,7 @@ class LaplaceEvent(Event):
     Rényi curve from Mironov (2017), Prop. 6.
     """
 
-    epsilon: float = attrs.field(converter=_positive("epsilon"))
+    epsilon: float = attrs.field(converter=_epsilon)
 
     @property
     def max_loss(self) -> float:
@@ -201,7 +224,7 @@ class LaplaceEvent(Event):
     def _loss_range(self, direction: str) -> tuple[float, float]:
         return -self.epsilon, self.epsilon
 
-    def _rdp(self, orders: np.ndarray) -> np.ndarray | None:
+    def _rdp(self, orders: np.ndarray) -> np.ndarray:
         e, a = self.epsilon, orders
         # ln(α/(2α−1) e^{(α−1)ε} + (α−1)/(2α−1) e^{−αε})/(α−1), in log space.
         with np.errstate(over="ignore"):
@@ -222,7 +245,7 @@ class GaussianEvent(Event):
     Dong, Roth & Su 2022). k such releases compose exactly into one with μ = √(Σμᵢ²). Rényi curve αμ²/2.
     """
 
-    mu: float = attrs.field(converter=_positive("mu"))
+    mu: float = attrs.field(converter=_mu)
 
     @classmethod
     def from_noise(cls, sigma: float, sensitivity: float = 1.0, *, count: int = 1) -> GaussianEvent:
@@ -251,7 +274,7 @@ def gaussian_curve(epsilon: Any, mu: float) -> np.ndarray:
     return np.where(log_b < log_a, np.exp(log_a) * -np.expm1(np.minimum(log_b - log_a, 0.0)), 0.0)
 
 
-def _relation(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _relation(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value not in ("replace_one", "add_remove"):
         raise ValueError(
             f"relation must be 'replace_one' (datasets of equal size differing in one record) or 'add_remove' (one "
@@ -285,13 +308,9 @@ class SubsampledGaussianEvent(Event):
       checks numerically that other positions in the plane are dominated by this pair).
     """
 
-    noise_multiplier: float = attrs.field(converter=_positive("noise_multiplier"))
-    sampling_rate: float = attrs.field(
-        converter=lambda v: check_in_range(
-            v, "sampling_rate", 0.0, 1.0, low_closed=False, high_closed=True, owner="the privacy event"
-        )
-    )
-    relation: str = attrs.field(default="replace_one", validator=_relation)
+    noise_multiplier: float = attrs.field(converter=_noise_multiplier)
+    sampling_rate: float = attrs.field(converter=_sampling_rate)
+    relation: Relation = attrs.field(default="replace_one", validator=_relation)
 
     @property
     def symmetric(self) -> bool:  # type: ignore[override]
@@ -366,7 +385,8 @@ def _remove_curve(epsilon: np.ndarray, s: float, q: float) -> np.ndarray:
         log_pos = math.log(q) + log_ndtr(-(y - 1.0) / s)
         log_neg = log_excess + log_ndtr(-y / s)
         out[high] = _log_diff(log_pos, log_neg)
-    return out
+    result: np.ndarray = out
+    return result
 
 
 def _add_curve(epsilon: np.ndarray, s: float, q: float) -> np.ndarray:

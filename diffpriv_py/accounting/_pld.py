@@ -60,7 +60,8 @@ def _log_mgf(i0: int, w: np.ndarray, h: float, lambdas: np.ndarray) -> np.ndarra
     top = x.max(axis=1)
     top = np.where(np.isfinite(top), top, 0.0)
     with np.errstate(divide="ignore"):
-        return top + np.log(np.exp(x - top[:, None]).sum(axis=1))
+        result: np.ndarray = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
+        return result
 
 
 def _power(f: np.ndarray, count: int) -> np.ndarray:
@@ -83,8 +84,8 @@ class _Direction:
         active = [e for e in events if e._loss_range(direction)[1] > e._loss_range(direction)[0]]
         # ln P(no occurrence has an infinite loss); zero-range events contribute only their δ atom.
         log_finite = math.fsum(e.count * math.log1p(-min(e.infinite_mass, 1.0)) for e in events if e not in active)
-        self.loss = np.zeros(1)
-        self.mass = np.zeros(1)
+        self.loss: np.ndarray = np.zeros(1)
+        self.mass: np.ndarray = np.zeros(1)
         self.extra = 0.0
         if not active:
             self.infinite = -math.expm1(log_finite)
@@ -95,7 +96,7 @@ class _Direction:
         widths = [e._loss_range(direction)[1] - e._loss_range(direction)[0] for e in active]
         span = max(min(hi, full_hi) - max(lo, full_lo), *widths)
         h = 1.05 * span / n_points
-        spectrum = None
+        spectrum: np.ndarray | None = None
         offset = 0
         top_finite = 0  # index of the largest finite composed loss
         log_mgf = np.zeros(best_lambda.size)
@@ -112,6 +113,7 @@ class _Direction:
         # The window starts where the composed loss can start, or where the Chernoff bound says all but 1e-18 of
         # the mass is above (what lies below wraps to the top: pessimistic, and negligible).
         start = max(math.floor(lo / h), offset)
+        assert spectrum is not None  # active is non-empty
         out = np.fft.irfft(spectrum, n_points)
         noise = float(-out[out < 0].sum())
         out = np.maximum(out, 0.0)

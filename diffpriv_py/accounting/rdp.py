@@ -73,7 +73,8 @@ def rdp_sampled_gaussian(sampling_rate: float, noise_multiplier: float, orders: 
     log_comb = gammaln(alpha + 1) - gammaln(k + 1) - gammaln(np.maximum(alpha - k, 0) + 1)
     terms = log_comb + k * math.log(q) + (alpha - k) * math.log1p(-q) + (k * k - k) / (2 * sigma**2)
     terms = np.where(k[None, :] <= alpha, terms, -np.inf)
-    return logsumexp(terms, axis=1) / (ai - 1)
+    result: np.ndarray = logsumexp(terms, axis=1) / (ai - 1)
+    return result
 
 
 def rdp_laplace(epsilon: float, orders: Any = DEFAULT_ORDERS) -> np.ndarray:

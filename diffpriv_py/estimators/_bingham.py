@@ -22,6 +22,7 @@ tests can run thousands of draws with one LAPACK call per step. Randomness comes
 from __future__ import annotations
 
 import math
+from typing import Literal, overload
 
 import numpy as np
 from scipy import linalg
@@ -90,7 +91,8 @@ def _acg_shape(lam: np.ndarray) -> np.ndarray:
         b = np.minimum(b + f / np.square(r).sum(-1), q)
         if np.all(f < 1e-9):
             break
-    return b
+    result: np.ndarray = b
+    return result
 
 
 def _acg_shape_single(lam: np.ndarray) -> float:
@@ -107,6 +109,10 @@ def _acg_shape_single(lam: np.ndarray) -> float:
     return b
 
 
+@overload
+def _log_bound(q: int, b: np.ndarray) -> np.ndarray: ...
+@overload
+def _log_bound(q: int, b: float) -> float: ...
 def _log_bound(q: int, b: np.ndarray | float) -> np.ndarray | float:
     """log M for the KGM envelope: M = exp(−(q − b)/2)·(q/b)^(q/2)."""
     return -(q - b) / 2.0 + (q / 2.0) * np.log(q / b)
@@ -118,6 +124,14 @@ def _batch_size(q: int) -> int:
     return max(2, math.ceil(2.0 * math.sqrt(math.e * q / 2.0)))
 
 
+@overload
+def sample_vector_bingham_eig(
+    eigenvalues: np.ndarray, rng: np.random.Generator, *, return_proposals: Literal[False] = False
+) -> np.ndarray: ...
+@overload
+def sample_vector_bingham_eig(
+    eigenvalues: np.ndarray, rng: np.random.Generator, *, return_proposals: Literal[True]
+) -> tuple[np.ndarray, np.ndarray]: ...
 def sample_vector_bingham_eig(
     eigenvalues: np.ndarray, rng: np.random.Generator, *, return_proposals: bool = False
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -256,7 +270,8 @@ def _draw_one_tridiagonal(matrix: np.ndarray, rng: np.random.Generator) -> np.nd
     """
     q = matrix.shape[0]
     if q < 3:
-        return _sample_bingham_tridiagonal(matrix, 1, rng)[0][0]
+        result: np.ndarray = _sample_bingham_tridiagonal(matrix, 1, rng)[0][0]
+        return result
     reflectors, diag, off, tau, _ = lapack.dsytrd(matrix.T, lower=1)
     eig, _ = lapack.dsterf(diag.copy(), off.copy())
     top = float(eig[-1])  # sterf sorts ascending
@@ -264,7 +279,8 @@ def _draw_one_tridiagonal(matrix: np.ndarray, rng: np.random.Generator) -> np.nd
     gap = top - diag
     d_fac, l_fac, info = lapack.dpttrf(1.0 + (2.0 / b) * gap, (-2.0 / b) * off)
     if info != 0 or not top - float(eig[0]) <= _TRIDIAGONAL_SCALE:  # the general function takes the eigenbasis
-        return _sample_bingham_tridiagonal(matrix, 1, rng)[0][0]
+        result = _sample_bingham_tridiagonal(matrix, 1, rng)[0][0]
+        return result
     root_d = np.sqrt(d_fac)
     sub = (l_fac * root_d[:-1])[:, None]
     root_d = root_d[:, None]
@@ -290,6 +306,14 @@ def _draw_one_tridiagonal(matrix: np.ndarray, rng: np.random.Generator) -> np.nd
     return z / math.sqrt(float(norm2[first]))
 
 
+@overload
+def sample_vector_bingham(
+    matrix: np.ndarray, rng: np.random.Generator, *, size: int | None = None, return_proposals: Literal[False] = False
+) -> np.ndarray: ...
+@overload
+def sample_vector_bingham(
+    matrix: np.ndarray, rng: np.random.Generator, *, size: int | None = None, return_proposals: Literal[True]
+) -> tuple[np.ndarray, np.ndarray]: ...
 def sample_vector_bingham(
     matrix: np.ndarray, rng: np.random.Generator, *, size: int | None = None, return_proposals: bool = False
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -330,7 +354,8 @@ def _draw_conditionals(cond: np.ndarray, rng: np.random.Generator) -> np.ndarray
     if cond.shape[0] == 1:
         return _sample_bingham_tridiagonal(cond[0], 1, rng)[0]
     values, vectors = np.linalg.eigh(cond)
-    return np.einsum("mij,mj->mi", vectors, sample_vector_bingham_eig(values, rng))
+    result: np.ndarray = np.einsum("mij,mj->mi", vectors, sample_vector_bingham_eig(values, rng))
+    return result
 
 
 def haar_orthogonal(d: int, rng: np.random.Generator, *, m: int = 1) -> np.ndarray:
@@ -338,7 +363,8 @@ def haar_orthogonal(d: int, rng: np.random.Generator, *, m: int = 1) -> np.ndarr
     q, r = np.linalg.qr(rng.standard_normal((m, d, d)))
     signs = np.sign(np.diagonal(r, axis1=1, axis2=2))
     signs[signs == 0] = 1.0
-    return q * signs[:, None, :]
+    result: np.ndarray = q * signs[:, None, :]
+    return result
 
 
 def _householder_to(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -43,4 +43,5 @@ def clip_rows(X: np.ndarray, bound: float, scale: float = 1.0) -> np.ndarray:
         _, exponent = np.frexp(np.max(np.abs(rows), axis=1))
         scaled = np.ldexp(rows, -exponent[:, None])
         out[huge] = scaled * ((bound * scale) / row_norms(scaled))[:, None]
-    return out
+    result: np.ndarray = out
+    return result

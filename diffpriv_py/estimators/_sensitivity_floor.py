@@ -10,7 +10,9 @@ import attrs
 __all__ = ["not_below"]
 
 
-def not_below(floor: float | Callable[[Any], float], why: str = "") -> Callable[[Any, attrs.Attribute, float], None]:
+def not_below(
+    floor: float | Callable[[Any], float], why: str = ""
+) -> Callable[[Any, attrs.Attribute[float], float], None]:
     """An attrs validator refusing a ``sensitivity`` below the estimator's derived (proven) one.
 
     Parameters
@@ -29,7 +31,7 @@ def not_below(floor: float | Callable[[Any], float], why: str = "") -> Callable[
     such in the ``Response``. Validators run after every field is set, so the floor may read other fields.
     """
 
-    def validate(instance: Any, attribute: attrs.Attribute, value: float) -> None:
+    def validate(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
         if getattr(instance, "sampled_n", None) is not None:
             return
         bound = float(floor(instance) if callable(floor) else floor)

@@ -38,7 +38,8 @@ def check_features(X: Any, *, n_features: int | None = None, what: str = "X") ->
         raise ValueError(
             f"{what} must have {n_features} features (columns), like the training data. Got shape {X.shape}."
         )
-    return X
+    result: np.ndarray = X
+    return result
 
 
 def check_rows_to_predict(X: Any, n_features: int, *, model: str) -> np.ndarray:
@@ -79,7 +80,7 @@ def check_supervised_form(data: Any, *, owner: str) -> tuple[np.ndarray, np.ndar
     return X, y
 
 
-def check_supervised(data: Any, classes: tuple | None, *, owner: str) -> tuple[np.ndarray, np.ndarray]:
+def check_supervised(data: Any, classes: tuple[Any, ...] | None, *, owner: str) -> tuple[np.ndarray, np.ndarray]:
     """:func:`check_supervised_form`, then the label values: finite, and within ``classes`` when given.
 
     The value checks read the private labels, so they run after the charge (a refusal here may depend on the data
@@ -107,7 +108,7 @@ def label_codes(y: np.ndarray, labels: np.ndarray) -> np.ndarray:
         unknown = np.asarray(sorted_labels[pos] != y, dtype=bool)
     except TypeError:  # labels of mixed, unordered types (e.g. None among ints): look them up by hashing
         index = {label: i for i, label in enumerate(labels.tolist())}
-        found = np.frompyfunc(lambda v: index.get(v, -1), 1, 1)(y).astype(np.intp)
+        found = np.asarray(np.frompyfunc(lambda v: index.get(v, -1), 1, 1)(y)).astype(np.intp)
         codes, unknown = np.maximum(found, 0), found < 0
     if np.any(unknown):
         raise ValueError(

@@ -13,8 +13,8 @@ import functools
 import itertools
 import math
 import numbers
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Literal, SupportsFloat
 
 import attrs
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from .. import _noise
 from .._validation import check_in_range, check_int
 from ..accounting import SubsampledGaussianEvent, dpsgd_epsilon, noise_multiplier_for
+from ..accounting._events import Relation
 from ..exceptions import TargetOutputError
 from ..mechanisms.base import DPMech
 from ..privacy import Del, Eps
@@ -51,14 +52,16 @@ def _frozen_labels(value: Any) -> np.ndarray:
 
 
 def _activate(z: np.ndarray, activation: str) -> np.ndarray:
-    return np.maximum(z, 0.0) if activation == "relu" else np.tanh(z)
+    result: np.ndarray = np.maximum(z, 0.0) if activation == "relu" else np.tanh(z)
+    return result
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
     z = logits - logits.max(axis=1, keepdims=True)
     np.exp(z, out=z)
     z /= z.sum(axis=1, keepdims=True)
-    return z
+    result: np.ndarray = z
+    return result
 
 
 @attrs.frozen(eq=False)
@@ -102,7 +105,8 @@ class DPSGDModel:
     @property
     def n_features_in(self) -> int:
         """Number of input features."""
-        return self.weights[0].shape[0]
+        result: int = self.weights[0].shape[0]
+        return result
 
     @property
     def hidden_layer_sizes(self) -> tuple[int, ...]:
@@ -114,7 +118,8 @@ class DPSGDModel:
         a = check_rows_to_predict(X, self.n_features_in, model="DP-SGD model")
         for w, b in zip(self.weights[:-1], self.biases[:-1], strict=True):
             a = _activate(a @ w + b, self.activation)
-        return a @ self.weights[-1] + self.biases[-1]
+        result: np.ndarray = a @ self.weights[-1] + self.biases[-1]
+        return result
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities (softmax of the logits), columns in the order of ``classes``."""
@@ -122,7 +127,8 @@ class DPSGDModel:
 
     def predict(self, X: Any) -> np.ndarray:
         """The most probable label for each row."""
-        return self.classes[np.argmax(self.decision_function(X), axis=1)]
+        result: np.ndarray = self.classes[np.argmax(self.decision_function(X), axis=1)]
+        return result
 
     def score(self, X: Any, y: Any) -> float:
         """Accuracy on (X, y) (a function of whatever data you pass: not a DP release if it is private)."""
@@ -145,7 +151,7 @@ class _Training:
     classes: np.ndarray
 
 
-def _training_data(data: Any, classes: tuple | None) -> _Training:
+def _training_data(data: Any, classes: tuple[Any, ...] | None) -> _Training:
     # The public checks run again here because the target may be called directly (e.g. by the auditor).
     X, y = check_supervised(data, classes, owner="DPSGDClassifier")
     if not np.all(np.isfinite(X)):
@@ -163,8 +169,11 @@ def _training_data(data: Any, classes: tuple | None) -> _Training:
 # ---- training ---------------------------------------------------------------------------------------------------
 
 
-def _init_layers(sizes: Sequence[int], activation: str, rng: np.random.Generator) -> tuple[list, list]:
-    weights, biases = [], []
+def _init_layers(
+    sizes: Sequence[int], activation: str, rng: np.random.Generator
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    weights: list[np.ndarray] = []
+    biases: list[np.ndarray] = []
     for fan_in, fan_out in itertools.pairwise(sizes):
         # He initialisation for ReLU, Glorot for tanh: data-independent, so free of privacy cost.
         scale = math.sqrt(2.0 / fan_in) if activation == "relu" else math.sqrt(2.0 / (fan_in + fan_out))
@@ -370,13 +379,19 @@ def _clip_norm(value: Any) -> float:
     )
 
 
-def _positive(name: str, fix: str):
-    def convert(value: Any) -> float:
-        return check_in_range(
-            value, name, 0.0, math.inf, low_closed=False, high_closed=False, owner="DPSGDClassifier", fix=fix
-        )
+def _positive(value: Any, name: str, fix: str) -> float:
+    return check_in_range(
+        value, name, 0.0, math.inf, low_closed=False, high_closed=False, owner="DPSGDClassifier", fix=fix
+    )
 
-    return convert
+
+# Named converters: mypy's attrs plugin types a constructor argument only from a named function.
+def _epochs(value: SupportsFloat) -> float:
+    return _positive(value, "epochs", "epochs is the expected passes.")
+
+
+def _learning_rate(value: SupportsFloat) -> float:
+    return _positive(value, "learning_rate", "Pass e.g. 0.1.")
 
 
 def _rate(value: Any) -> float:
@@ -404,7 +419,7 @@ def _sigma_or_none(value: Any) -> float | None:
     )
 
 
-def _classes(value: Any) -> tuple | None:
+def _classes(value: Any) -> tuple[Any, ...] | None:
     if value is None:
         return None
     labels = tuple(np.asarray(value).ravel().tolist())
@@ -413,15 +428,15 @@ def _classes(value: Any) -> tuple | None:
     return labels
 
 
-def _choice(*options: str):
-    def validate(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _choice(*options: str) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
+    def validate(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         if value not in options:
             raise ValueError(f"{attribute.name} must be one of {options}; got {value!r}.")
 
     return validate
 
 
-def _bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{attribute.name} must be True or False. Got {value!r}.")
 
@@ -527,23 +542,26 @@ class DPSGDClassifier(DPMech):
 
     hidden_layer_sizes: tuple[int, ...] = attrs.field(default=(64, 32), converter=_hidden)
     sampling_rate: float = attrs.field(default=0.05, converter=_rate)
-    epochs: float = attrs.field(default=10.0, converter=_positive("epochs", "epochs is the expected passes."))
-    learning_rate: float = attrs.field(default=0.1, converter=_positive("learning_rate", "Pass e.g. 0.1."))
+    epochs: float = attrs.field(default=10.0, converter=_epochs)
+    learning_rate: float = attrs.field(default=0.1, converter=_learning_rate)
     momentum: float = attrs.field(default=0.9, converter=_momentum)
     clip_norm: float = attrs.field(default=1.0, converter=_clip_norm)
     noise_multiplier: float | None = attrs.field(default=None, converter=_sigma_or_none)
-    activation: str = attrs.field(default="relu", validator=_choice("relu", "tanh"))
-    classes: tuple | None = attrs.field(default=None, converter=_classes)
-    neighbouring: str = attrs.field(default="replace_one", validator=_choice("replace_one", "add_remove"))
-    accounting: str = attrs.field(default="pld", validator=_choice("pld", "rdp"))
+    activation: Literal["relu", "tanh"] = attrs.field(default="relu", validator=_choice("relu", "tanh"))
+    classes: tuple[Any, ...] | None = attrs.field(default=None, converter=_classes)
+    neighbouring: Relation = attrs.field(default="replace_one", validator=_choice("replace_one", "add_remove"))
+    accounting: Literal["pld", "rdp"] = attrs.field(default="pld", validator=_choice("pld", "rdp"))
     progress: bool = attrs.field(default=False, validator=_bool)
 
     # Derived, not settable: the target reads (X, y); the sensitivity of a step's sum is the clipping norm.
     target: Any = attrs.field(init=False, repr=False, eq=False)
-    sensitivity: float = attrs.field(
+    # pyright reads the base class's converters as descriptors, so an init=False redefinition looks incompatible.
+    sensitivity: float = attrs.field(  # pyright: ignore[reportIncompatibleVariableOverride]
         init=False, repr=False, validator=not_below(lambda self: self.clip_norm, "every gradient is clipped to C")
     )
-    gamma_sensitivity: float | None = attrs.field(init=False, default=None, repr=False)
+    gamma_sensitivity: float | None = attrs.field(  # pyright: ignore[reportIncompatibleVariableOverride]
+        init=False, default=None, repr=False
+    )
 
     privacy_params_type: ClassVar[type[Eps]] = Del
 
@@ -551,7 +569,7 @@ class DPSGDClassifier(DPMech):
     def _default_target(self) -> Any:
         return functools.partial(_training_data, classes=self.classes)
 
-    @sensitivity.default
+    @sensitivity.default  # pyright: ignore[reportAttributeAccessIssue]  # attrs' decorator, which pyright does not model
     def _default_sensitivity(self) -> float:
         return self.clip_norm
 

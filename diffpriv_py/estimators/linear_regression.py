@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, SupportsFloat
 
 import attrs
 import numpy as np
@@ -40,7 +41,7 @@ without an intercept) are dropped and the others rescaled to sum to 1."""
 # ---- validation --------------------------------------------------------------------------------------------------
 
 
-def _positive(name: str, fix: str):
+def _positive(name: str, fix: str) -> Callable[[Any], float]:
     def convert(value: Any) -> float:
         if value is None:
             raise ValueError(f"LinearRegression needs a public, data-independent '{name}'. {fix}")
@@ -49,6 +50,11 @@ def _positive(name: str, fix: str):
         )
 
     return convert
+
+
+def _data_norm(value: SupportsFloat | None) -> float:
+    # A named converter: mypy's attrs plugin types a constructor argument only from a named function.
+    return _positive("data_norm", _DATA_NORM_FIX)(value)
 
 
 _DATA_NORM_FIX = (
@@ -95,12 +101,12 @@ def _reg_lambda(value: Any) -> float | str:
     )  # fmt: skip
 
 
-def _method(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _method(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value not in ("adassp", "functional"):
         raise ValueError(f"The 'method' parameter of LinearRegression must be 'adassp' or 'functional'. Got {value!r}.")
 
 
-def _bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"The '{attribute.name}' parameter of LinearRegression must be True or False. Got {value!r}.")
 
@@ -174,7 +180,10 @@ class LinearModel:
 
     def predict(self, X: Any) -> np.ndarray:
         """Predictions X·coef + intercept for the rows of ``X``."""
-        return check_rows_to_predict(X, self.coef.shape[0], model="linear model") @ self.coef + self.intercept
+        result: np.ndarray = (
+            check_rows_to_predict(X, self.coef.shape[0], model="linear model") @ self.coef + self.intercept
+        )
+        return result
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """The parameters (coef, then intercept) as one array, so tools such as the auditor can use them."""
@@ -305,7 +314,7 @@ class LinearRegression(DPMech):
     """
 
     method: Literal["adassp", "functional"] = attrs.field(default="adassp", validator=_method)
-    data_norm: float = attrs.field(default=None, converter=_positive("data_norm", _DATA_NORM_FIX))
+    data_norm: float = attrs.field(default=None, converter=_data_norm)
     label_bound: tuple[float, float] = attrs.field(default=None, converter=_label_bound)
     fit_intercept: bool = attrs.field(default=True, validator=_bool)
     reg_lambda: float | str = attrs.field(default="auto", converter=_reg_lambda)
@@ -491,7 +500,7 @@ class LinearRegression(DPMech):
         # The statistics form one row, so the safe samplers' rounding allowance covers every coordinate.
         stack = np.broadcast_to(value.vector, (n_releases, 1, value.vector.size))
         if self.method == "functional":
-            noise = Laplace(target=_no_target, sensitivity=self.sensitivity)
+            noise: Laplace | Gaussian = Laplace(target=_no_target, sensitivity=self.sensitivity)
             noisy = noise._perturb(stack, Eps(privacy_params.epsilon), rng)[:, 0, :]
             A, b, sums, ridge = self._functional_system(noisy, value, privacy_params)
             # Laplace of scale Δ/ε on the coefficients 2s and −2u: each sum has noise standard deviation Δ/(√2·ε).
@@ -511,9 +520,13 @@ class LinearRegression(DPMech):
             # the intercept is then the mean residual and is not penalised by the ridge (as in scikit-learn).
             # The noisy means are projected onto where the true ones lie (the unit ball, [-1, 1]): at small n and
             # ε this keeps the noise of the sums from throwing the intercept far outside the labels' range.
-            mean_z = _shrink(sums[0] / n, sum_sigmas[0] / n)
+            mean_z = _shrink(sums[0] / n, sum_sigmas[0] / n)  # pyright: ignore[reportPossiblyUnboundVariable]  # set with sums
             mean_z /= np.maximum(np.linalg.norm(mean_z, axis=1), 1.0)[:, None]
-            mean_t = np.clip(_shrink(sums[1][:, None] / n, sum_sigmas[1] / n)[:, 0], -1.0, 1.0)
+            mean_t = np.clip(
+                _shrink(sums[1][:, None] / n, sum_sigmas[1] / n)[:, 0],  # pyright: ignore[reportPossiblyUnboundVariable]
+                -1.0,
+                1.0,
+            )
             A = A - n * np.einsum("ni,nj->nij", mean_z, mean_z)
             b = b - n * mean_z * mean_t[:, None]
         theta = _ridge_solve(A, b, ridge)
@@ -521,7 +534,8 @@ class LinearRegression(DPMech):
         mid, half = (low + high) / 2.0, (high - low) / 2.0
         coef = half * theta / self.data_norm
         if sums is not None:
-            intercept = mid + half * (mean_t - np.einsum("ni,ni->n", theta, mean_z))
+            # mean_t and mean_z were set above under the same condition.
+            intercept = mid + half * (mean_t - np.einsum("ni,ni->n", theta, mean_z))  # pyright: ignore[reportPossiblyUnboundVariable]
         else:
             intercept = np.full(n_releases, mid)
         return coef, intercept, ridge
@@ -601,7 +615,8 @@ def _shrink(noisy: np.ndarray, sigma: float) -> np.ndarray:
         if d > 2
         else np.maximum(0.0, 1.0 - sigma**2 / squared)
     )
-    return noisy * factor[:, None]
+    result: np.ndarray = noisy * factor[:, None]
+    return result
 
 
 FM_SHARES = {"lambda": 0.1, "quadratic": 0.45, "linear": 0.45}
@@ -635,4 +650,5 @@ def _ridge_solve(A: np.ndarray, b: np.ndarray, ridge: np.ndarray) -> np.ndarray:
     keep = values > np.maximum(values.max(axis=1, keepdims=True), 0.0) * 1e-12
     inverse = np.where(keep, 1.0 / np.where(keep, values, 1.0), 0.0)
     projected = np.einsum("nij,ni->nj", vectors, b) * inverse
-    return np.einsum("nij,nj->ni", vectors, projected)
+    result: np.ndarray = np.einsum("nij,nj->ni", vectors, projected)
+    return result

@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 import attrs
 import numpy as np
@@ -112,7 +113,8 @@ def _clipped_gram(data: np.ndarray, data_norm: float, n_total: int) -> np.ndarra
         grid = grid_rows(clip_rows_to_norm(data[start : start + _CHUNK_ROWS], data_norm), bits)
         # syrk on the F-ordered view grid.T computes grid.T @ grid into the upper triangle without a copy.
         upper = blas.dsyrk(1.0, grid.T, beta=1.0, c=upper, overwrite_c=1)
-    return np.ldexp(np.triu(upper) + np.triu(upper, 1).T, -2 * bits)
+    result: np.ndarray = np.ldexp(np.triu(upper) + np.triu(upper, 1).T, -2 * bits)
+    return result
 
 
 @attrs.frozen
@@ -137,12 +139,14 @@ class ClippedGram:
 # ---- the released model -----------------------------------------------------------------------------------------
 
 
-def _read_only(value: Any) -> np.ndarray | None:
-    if value is None:
-        return None
+def _read_only(value: Any) -> np.ndarray:
     out = np.array(value, dtype=np.float64)
     out.setflags(write=False)
     return out
+
+
+def _read_only_or_none(value: Any) -> np.ndarray | None:
+    return None if value is None else _read_only(value)
 
 
 @attrs.frozen(eq=False)
@@ -169,7 +173,7 @@ class PCAModel:
     """
 
     components: np.ndarray = attrs.field(converter=_read_only)
-    explained_variance: np.ndarray | None = attrs.field(default=None, converter=_read_only)
+    explained_variance: np.ndarray | None = attrs.field(default=None, converter=_read_only_or_none)
     method: str = "ppca"
     exact: bool = True
 
@@ -180,23 +184,27 @@ class PCAModel:
     @property
     def n_components(self) -> int:
         """k, the dimension of the released subspace."""
-        return self.components.shape[1]
+        result: int = self.components.shape[1]
+        return result
 
     @property
     def n_features(self) -> int:
         """d, the dimension of the data."""
-        return self.components.shape[0]
+        result: int = self.components.shape[0]
+        return result
 
     def transform(self, X: Any) -> np.ndarray:
         """Coordinates of the rows of ``X`` in the released subspace: ``X @ components`` (no centring)."""
-        return check_rows_to_predict(X, self.n_features, model="PCA model") @ self.components
+        result: np.ndarray = check_rows_to_predict(X, self.n_features, model="PCA model") @ self.components
+        return result
 
     def inverse_transform(self, Z: Any) -> np.ndarray:
         """Map subspace coordinates back to the feature space: ``Z @ components.T``."""
         coords = np.asarray(Z, dtype=np.float64)
         if coords.ndim != 2 or coords.shape[1] != self.n_components:
             raise ValueError(f"Z must be a 2-D array with {self.n_components} columns. Got shape {coords.shape}.")
-        return coords @ self.components.T
+        result: np.ndarray = coords @ self.components.T
+        return result
 
 
 # ---- the mechanism ----------------------------------------------------------------------------------------------
@@ -229,8 +237,8 @@ def _n_sweeps(value: Any) -> int | None:
     return None if value is None else check_int(value, "n_sweeps", minimum=1, owner="PCA")
 
 
-def _one_of(options: tuple[str, ...]):
-    def validate(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _one_of(options: tuple[str, ...]) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
+    def validate(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         if value not in options:
             raise ValueError(f"The '{attribute.name}' of PCA must be one of {options}. Got {value!r}.")
 
@@ -307,7 +315,8 @@ def _canonical_signs(v: np.ndarray) -> np.ndarray:
     pivot = np.abs(v).argmax(axis=-2)
     signs = np.sign(np.take_along_axis(v, pivot[..., None, :], axis=-2))
     signs[signs == 0] = 1.0
-    return v * signs
+    result: np.ndarray = v * signs
+    return result
 
 
 def _top_eigenpairs(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -435,11 +444,12 @@ class PCA(DPMech):
     """
 
     k: int = attrs.field(kw_only=False, converter=_k)
-    method: str = attrs.field(default="ppca", validator=_one_of(METHODS))
+    method: Literal["ppca", "analyze_gauss", "mod_sulq"] = attrs.field(default="ppca", validator=_one_of(METHODS))
     data_norm: float = attrs.field(default=None, converter=_data_norm)
-    sampler: str = attrs.field(default="auto", validator=_one_of(SAMPLERS))
+    sampler: Literal["auto", "gibbs"] = attrs.field(default="auto", validator=_one_of(SAMPLERS))
     n_sweeps: int | None = attrs.field(default=None, converter=_n_sweeps)
-    target: ClippedGram = attrs.field(
+    # A callable object in place of the base's target function (pyright reads the base's Callable field as a method).
+    target: ClippedGram = attrs.field(  # pyright: ignore[reportIncompatibleMethodOverride]
         init=False, repr=False, default=attrs.Factory(lambda self: ClippedGram(self.data_norm), takes_self=True)
     )
     sensitivity: float = attrs.field(
@@ -562,7 +572,8 @@ class PCA(DPMech):
             else:
                 v = gibbs_matrix_bingham(param, self.k, self.gibbs_sweeps, rng, n_chains=n)[0]
         rows, cols = _upper(d)
-        return np.einsum("nik,nik->ni", v[:, rows], v[:, cols])
+        result: np.ndarray = np.einsum("nik,nik->ni", v[:, rows], v[:, cols])
+        return result
 
     # ---- the math ------------------------------------------------------------------------------------------
 

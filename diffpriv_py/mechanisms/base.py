@@ -77,8 +77,9 @@ def charged_note(exc: BaseException, guarantee: Eps) -> None:
         f"The accountant was charged {guarantee!r} for this release: the failure happened after the charge, "
         "while reading the private data, and whether it happens can depend on the data, so the charge stands."
     )
-    if hasattr(exc, "add_note"):
-        exc.add_note(note)
+    add_note = getattr(exc, "add_note", None)  # BaseException.add_note is Python >= 3.11
+    if add_note is not None:
+        add_note(note)
 
 
 def constant_zero(X: Any) -> float:
@@ -86,7 +87,7 @@ def constant_zero(X: Any) -> float:
     return 0.0
 
 
-def _callable_target(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _callable_target(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not callable(value):
         raise TypeError(
             f"The 'target' of {type(instance).__name__} must be a function mapping a dataset to the non-private "
@@ -334,7 +335,8 @@ class NumericMech(DPMech):
         """The per-coordinate noise a release at ``privacy_params`` adds, as a frozen scipy distribution."""
 
     def _noise(self, shape: tuple[int, ...], privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
-        return self.noise_distribution(privacy_params).rvs(size=shape, random_state=rng)
+        result: np.ndarray = self.noise_distribution(privacy_params).rvs(size=shape, random_state=rng)
+        return result
 
     def _evaluate(self, output: Any) -> np.ndarray:
         values = np.asarray(output)
@@ -368,7 +370,8 @@ class NumericMech(DPMech):
         The default adds :meth:`_noise`; a subclass whose noise depends on the value (e.g. grid-based safe noise)
         overrides this instead. One release is the stack of one, so this is the single randomisation path.
         """
-        return values + self._noise(values.shape, privacy_params, rng)
+        result: np.ndarray = values + self._noise(values.shape, privacy_params, rng)
+        return result
 
     def _sample_many(self, value: np.ndarray, privacy_params: Eps, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` independent releases of one evaluated output, vectorised (for auditing; not a release path)."""

@@ -113,7 +113,11 @@ class Bernstein(DPMech):
     lattice_k: int = attrs.field(converter=_lattice_k)
     dims: int = attrs.field(converter=_dims)
     order: int = attrs.field(default=1, converter=_order)
-    bounds: Bounds = attrs.field(default=None, converter=attrs.Converter(_bounds, takes_self=True))
+    bounds: Bounds = attrs.field(
+        default=None,
+        # mypy's attrs plugin does not read attrs.Converter (takes_self); the constructor argument is typed Any.
+        converter=attrs.Converter(_bounds, takes_self=True),  # type: ignore[misc]
+    )
     vectorized: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     noise: Literal["safe", "exact", "float"] = attrs.field(
         default="safe", validator=attrs.validators.in_(("safe", "exact", "float"))
@@ -122,7 +126,8 @@ class Bernstein(DPMech):
     @property
     def n_coefficients(self) -> int:
         """Number of lattice values, (k + 1)^dims."""
-        return (self.lattice_k + 1) ** self.dims
+        result: int = (self.lattice_k + 1) ** self.dims
+        return result
 
     @property
     def lattice_points(self) -> np.ndarray:

@@ -62,7 +62,9 @@ def _classic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
 
 
 @functools.lru_cache(maxsize=1024)
-def _grid_calibration(calibration: str, sensitivity: float, epsilon: float, delta: float, dims: int):
+def _grid_calibration(
+    calibration: str, sensitivity: float, epsilon: float, delta: float, dims: int
+) -> tuple[float, float]:
     # The grid and σ depend only on public numbers; caching them keeps a scalar release within microseconds.
     sigma_for = _classic_sigma if calibration == "classic" else analytic_gaussian_sigma
     return _noise.gaussian_grid_calibration(sigma_for, sensitivity, epsilon, delta, dims)
@@ -157,7 +159,8 @@ class Gaussian(NumericMech):
         if self.sensitivity == 0:
             return np.array(values, dtype=np.float64)
         if self.noise == "float":
-            return values + self._noise(values.shape, privacy_params, rng)
+            result: np.ndarray = values + self._noise(values.shape, privacy_params, rng)
+            return result
         dims = max(1, math.prod(values.shape[1:]))
         args = (self.sensitivity, privacy_params.epsilon, privacy_params.delta, dims)
         if type(self)._sigma_for is Gaussian._sigma_for:

@@ -87,7 +87,8 @@ class DiscreteLaplace(NumericMech):
     def _perturb(self, values: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
         values = np.asarray(values, dtype=np.int64)
         if self.sensitivity == 0:
-            return values.copy()
+            result: np.ndarray = values.copy()
+            return result
         dims = max(1, int(np.prod(values.shape[1:], dtype=np.int64)))
         if self.noise == "exact":
             scale = Fraction(self.sensitivity) / Fraction(privacy_params.epsilon)
@@ -95,4 +96,5 @@ class DiscreteLaplace(NumericMech):
             draws = [_noise.exact_discrete_laplace(scale, bits) for _ in range(values.size)]
             return values + np.asarray(draws, dtype=np.int64).reshape(values.shape)
         eps_c = _noise.laplace_epsilon_reserve(privacy_params.epsilon, dims)
-        return values + _noise.two_sided_geometric(values.shape, eps_c / self.sensitivity, rng)
+        result = values + _noise.two_sided_geometric(values.shape, eps_c / self.sensitivity, rng)
+        return result

@@ -87,7 +87,8 @@ class Laplace(NumericMech):
         if self.sensitivity == 0:
             return np.array(values, dtype=np.float64)
         if self.noise == "float":
-            return values + self._noise(values.shape, privacy_params, rng)
+            result: np.ndarray = values + self._noise(values.shape, privacy_params, rng)
+            return result
         dims = max(1, math.prod(values.shape[1:]))
         sample = _noise.exact_grid_laplace if self.noise == "exact" else _noise.grid_laplace
         return sample(np.asarray(values, dtype=np.float64), self.sensitivity, privacy_params.epsilon, dims, rng)

@@ -6,7 +6,9 @@ every facade passes ``sklearn.utils.estimator_checks.check_estimator`` except th
 :data:`EXPECTED_FAILED_CHECKS`, each with its privacy reason. ``import diffpriv_py`` never imports this module.
 """
 
-from ._base import DPClassifier, DPEstimator, DPRegressor, NotFittedError
+from sklearn.exceptions import NotFittedError  # the same object _base re-exports; type checkers resolve it here
+
+from ._base import DPClassifier, DPEstimator, DPRegressor
 from .cluster import KMeans
 from .decomposition import PCA
 from .linear_model import SVM, LogisticRegression

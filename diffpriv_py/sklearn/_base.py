@@ -139,7 +139,8 @@ class DPEstimator(BaseEstimator, abc.ABC):
     def _validate_predict_data(self, X: Any) -> np.ndarray:
         """Rows to predict on: fitted, same features (by name when fitted on a DataFrame), finite, real."""
         self._check_fitted()
-        return validate_data(self, X, reset=False, dtype=np.float64)
+        result: np.ndarray = validate_data(self, X, reset=False, dtype=np.float64)
+        return result
 
 
 _CONVERSION_FAILURES = ("could not convert", "float() argument", "setting an array element", "inhomogeneous")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -79,7 +79,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         *,
         epsilon: float,
         delta: float = 0.0,
-        method: str = "ppca",
+        method: Literal["ppca", "analyze_gauss", "mod_sulq"] = "ppca",
         data_norm: float | None = None,
         n_sweeps: int | None = None,
         rng: Any = None,
@@ -88,7 +88,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
-        self.method = method
+        self.method: Literal["ppca", "analyze_gauss", "mod_sulq"] = method
         self.data_norm = data_norm
         self.n_sweeps = n_sweeps
         self.rng = rng
@@ -116,9 +116,11 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
     def transform(self, X: Any) -> np.ndarray:
         """Project ``X`` onto the released components: ``X @ components_.T``."""
         X = self._validate_predict_data(X)
-        return self.model_.transform(X)
+        result: np.ndarray = self.model_.transform(X)
+        return result
 
     def inverse_transform(self, X: Any) -> np.ndarray:
         """Map projected coordinates back to the feature space."""
         self._check_fitted()
-        return self.model_.inverse_transform(X)
+        result: np.ndarray = self.model_.inverse_transform(X)
+        return result

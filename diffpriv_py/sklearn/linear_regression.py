@@ -6,7 +6,7 @@ is drawn. scikit-learn is not imported.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -77,7 +77,7 @@ class LinearRegression(DPRegressor):
         delta: float = 0.0,
         data_norm: float | None = None,
         label_bound: Any = None,
-        method: str = "adassp",
+        method: Literal["adassp", "functional"] = "adassp",
         fit_intercept: bool = True,
         reg_lambda: Any = "auto",
         rng: Any = None,
@@ -87,7 +87,7 @@ class LinearRegression(DPRegressor):
         self.delta = delta
         self.data_norm = data_norm
         self.label_bound = label_bound
-        self.method = method
+        self.method: Literal["adassp", "functional"] = method
         self.fit_intercept = fit_intercept
         self.reg_lambda = reg_lambda
         self.rng = rng

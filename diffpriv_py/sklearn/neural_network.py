@@ -7,7 +7,7 @@ again), and an ``accountant`` is charged with the exact subsampled-Gaussian comp
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -93,9 +93,9 @@ class DPSGDClassifier(DPClassifier):
         momentum: float = 0.9,
         clip_norm: float = 1.0,
         noise_multiplier: float | None = None,
-        activation: str = "relu",
+        activation: Literal["relu", "tanh"] = "relu",
         classes: Any = None,
-        neighbouring: str = "replace_one",
+        neighbouring: Literal["replace_one", "add_remove"] = "replace_one",
         progress: bool = False,
         rng: Any = None,
         accountant: Any = None,
@@ -109,9 +109,9 @@ class DPSGDClassifier(DPClassifier):
         self.momentum = momentum
         self.clip_norm = clip_norm
         self.noise_multiplier = noise_multiplier
-        self.activation = activation
+        self.activation: Literal["relu", "tanh"] = activation
         self.classes = classes
-        self.neighbouring = neighbouring
+        self.neighbouring: Literal["replace_one", "add_remove"] = neighbouring
         self.progress = progress
         self.rng = rng
         self.accountant = accountant

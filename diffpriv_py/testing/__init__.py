@@ -28,8 +28,10 @@ In a test file::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
+from ..mechanisms.base import DPMech
+from ..privacy import Eps
 from ._audit import AuditReport, audit, check_sensitivity, trailing_exponent
 from ._checks import (
     DISTRIBUTIONAL_CHECKS,
@@ -99,8 +101,8 @@ def _as_case(case: Any, privacy_params: Any, dataset: Any, neighbour: Any) -> Me
 
 
 def check_mechanism(
-    case: Any,
-    privacy_params: Any = None,
+    case: DPMech | MechCase,
+    privacy_params: Eps | None = None,
     dataset: Any = None,
     neighbour: Any = None,
     *,
@@ -158,7 +160,10 @@ def check_mechanism(
     return passed
 
 
-def parametrize_with_checks(cases: Iterable[MechCase]) -> Callable:
+_Test = TypeVar("_Test", bound=Callable[..., Any])
+
+
+def parametrize_with_checks(cases: Iterable[MechCase]) -> Callable[[_Test], _Test]:
     """A ``pytest.mark.parametrize`` over (case, check) pairs, ids such as ``Laplace[safe]-check_...``.
 
     Checks that draw many samples (and every check of a case with ``slow=True``) get ``pytest.mark.slow``.

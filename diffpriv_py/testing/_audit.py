@@ -163,21 +163,23 @@ def _is_vectorised(mechanism: DPMech) -> bool:
 
 def _draw(
     mechanism: DPMech, X: Any, params: Eps, rngs: list[np.random.Generator], sizes: list[int]
-) -> list[np.ndarray | list]:
+) -> list[np.ndarray | list[Any]]:
     """Draw ``sizes[i]`` releases with ``rngs[i]`` on dataset X; the target is evaluated once."""
     if _is_vectorised(mechanism):
         value = mechanism._evaluate(mechanism.target(X))
         return [
-            np.asarray(mechanism._sample_many(value, params, rng, size)) for rng, size in zip(rngs, sizes, strict=True)
+            # _sample_many is duck-typed (any mechanism may define it): _is_vectorised checked it is there.
+            np.asarray(mechanism._sample_many(value, params, rng, size))  # type: ignore[attr-defined]
+            for rng, size in zip(rngs, sizes, strict=True)
         ]
-    out = []
+    out: list[np.ndarray | list[Any]] = []
     for rng, size in zip(rngs, sizes, strict=True):
         seeds = rng.integers(0, 2**63, size=size)
         out.append([mechanism.release_response(params, X, rng=int(s)).response for s in seeds])
     return out
 
 
-def _as_numeric(samples: np.ndarray | list, n: int) -> np.ndarray | None:
+def _as_numeric(samples: np.ndarray | list[Any], n: int) -> np.ndarray | None:
     if isinstance(samples, list) and samples and hasattr(samples[0], "coeffs"):
         samples = [s.coeffs for s in samples]  # released functions (Bernstein): audit their coefficients
     try:
@@ -274,8 +276,11 @@ def _with_lattices(
 ) -> tuple[list[str], Callable[[np.ndarray], list[np.ndarray]], list[np.ndarray]]:
     """Add the interpolation-lattice statistics of each 1-D dataset (see ``_support``): a data-dependent support."""
     names, compute, anchors = statistics
-    lattices = [(label, lattice_points(mechanism, data)) for label, data in zip(("D", "D′"), datasets, strict=True)]
-    lattices = [(label, pts) for label, pts in lattices if pts is not None]
+    lattices = [
+        (label, pts)
+        for label, data in zip(("D", "D′"), datasets, strict=True)
+        if (pts := lattice_points(mechanism, data)) is not None
+    ]
     coords = range(min(d, _MAX_COORDINATES))
     if not lattices:
         return statistics
@@ -347,7 +352,7 @@ def _claimed_curve(mechanism: DPMech, claim: Eps) -> Callable[[float], float] | 
     """For Gaussian-type mechanisms, the δ(ε′) curve of the Gaussian mechanism that just meets the claim."""
     from ..mechanisms.gaussian import Gaussian, analytic_gaussian_sigma, gaussian_delta
 
-    curve = getattr(mechanism, "privacy_curve", None)
+    curve: Callable[[Eps], Callable[[float], float]] | None = getattr(mechanism, "privacy_curve", None)
     if callable(curve):
         return curve(claim)
     if isinstance(mechanism, Gaussian) and claim.delta > 0:
@@ -439,15 +444,15 @@ def audit(
             centre_a = mechanism._evaluate(mechanism.target(X)).ravel().astype(np.float64)
             centre_b = mechanism._evaluate(mechanism.target(X_neighbour)).ravel().astype(np.float64)
         else:
-            centre_a, centre_b = np.median(num[0], axis=0), np.median(num[1], axis=0)
+            centre_a, centre_b = np.asarray(np.median(num[0], axis=0)), np.asarray(np.median(num[1], axis=0))
         names, compute, anchors = _with_lattices(
             mechanism, (X, X_neighbour), num[0].shape[1], _statistics(num[0], num[1], centre_a, centre_b)
         )
         explore_stats = (compute(num[0]), compute(num[1]))
-        confirm_stats = (
-            compute(_as_numeric(confirm_a, n_confirm)),
-            compute(_as_numeric(confirm_b, n_confirm)),
-        )
+        numeric_a, numeric_b = _as_numeric(confirm_a, n_confirm), _as_numeric(confirm_b, n_confirm)
+        # The confirmation samples are draws of the same mechanism as the exploration ones, so numeric as well.
+        assert numeric_a is not None and numeric_b is not None
+        confirm_stats = (compute(numeric_a), compute(numeric_b))
         pooled = [np.concatenate([a, b]) for a, b in zip(*explore_stats, strict=True)]
         events = _candidate_events(pooled, anchors, names)
     else:
@@ -470,14 +475,14 @@ def audit(
     ka, kb = _counts(events, explore_stats[0]), _counts(events, explore_stats[1])
     selected: set[tuple[int, int]] = set()
     for direction, (k1, k2) in enumerate(((ka, kb), (kb, ka))):
-        p_lo = clopper_pearson_lower(k1, n_explore, _EXPLORE_LEVEL)
-        q_hi = clopper_pearson_upper(k2, n_explore, _EXPLORE_LEVEL)
+        p_lows = clopper_pearson_lower(k1, n_explore, _EXPLORE_LEVEL)
+        q_highs = clopper_pearson_upper(k2, n_explore, _EXPLORE_LEVEL)
         with np.errstate(divide="ignore"):
-            eps_score = np.log(p_lo) - np.log(q_hi)
-        scores = [eps_score, p_lo - math.exp(claim.epsilon) * q_hi]
+            eps_score = np.log(p_lows) - np.log(q_highs)
+        scores = [eps_score, p_lows - math.exp(claim.epsilon) * q_highs]
         if curve is not None:
             deltas = np.array([curve(float(e)) for e in eps_grid])
-            excess = p_lo[:, None] - np.exp(eps_grid)[None, :] * q_hi[:, None] - deltas[None, :]
+            excess = p_lows[:, None] - np.exp(eps_grid)[None, :] * q_highs[:, None] - deltas[None, :]
             scores.append(excess.max(axis=1))
         for score in scores:
             for k in np.argsort(-score, kind="stable")[:_N_SELECTED]:
@@ -491,7 +496,7 @@ def audit(
     ca, cb = _counts(chosen_events, confirm_stats[0]), _counts(chosen_events, confirm_stats[1])
     level = alpha / (2 * m)
     best = (-math.inf, "no event", (0, 0))
-    worst_violation = (-math.inf, None)
+    worst_violation: tuple[float, tuple[str, tuple[int, int]] | None] = (-math.inf, None)
     eps_lb, delta_lb, curve_violation = 0.0, 0.0, ""
     for idx, (k, direction) in enumerate(chosen):
         k1, k2 = (ca[idx], cb[idx]) if direction == 0 else (cb[idx], ca[idx])
@@ -501,7 +506,7 @@ def audit(
         if point_labels and events[k].kind == "point":
             text = f"output = {point_labels[int(events[k].low)]!r}"
         text += " (on D vs D′)" if direction == 0 else " (on D′ vs D)"
-        eps_here = math.log(p_lo / q_hi) if p_lo > 0 else -math.inf
+        eps_here: float = math.log(p_lo / q_hi) if p_lo > 0 else -math.inf
         delta_here = p_lo - math.exp(claim.epsilon) * q_hi
         eps_lb = max(eps_lb, eps_here)
         delta_lb = max(delta_lb, delta_here)
@@ -510,15 +515,20 @@ def audit(
         violation = delta_here - claim.delta if claim.delta > 0 else eps_here - claim.epsilon * (1 + 1e-9)
         if curve is not None:
             for e in eps_grid:
-                excess = p_lo - math.exp(e) * q_hi - curve(float(e))
-                if excess > 0 and not curve_violation:
+                excess_here = p_lo - math.exp(e) * q_hi - curve(float(e))
+                if excess_here > 0 and not curve_violation:
                     curve_violation = f"(ε′={e:.4g}, δ′={curve(float(e)):.3g}): {text}"
-                violation = max(violation, excess)
+                violation = max(violation, excess_here)
         if violation > worst_violation[0]:
             worst_violation = (violation, (text, (int(k1), int(k2))))
 
     refuted = worst_violation[0] > 0
-    event, counts = (worst_violation[1] if refuted else best[1:]) if chosen else ("no event", (0, 0))
+    if not chosen:
+        event, counts = "no event", (0, 0)
+    elif refuted and worst_violation[1] is not None:  # a positive violation always comes with its event
+        event, counts = worst_violation[1]
+    else:
+        _, event, counts = best
     return AuditReport(
         passed=not refuted,
         epsilon_lower_bound=float(eps_lb),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -124,11 +125,13 @@ def _same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    arr_a: np.ndarray | None
+    arr_b: np.ndarray | None
     try:
         arr_a, arr_b = np.asarray(a), np.asarray(b)
     except Exception:
         arr_a = arr_b = None
-    if arr_a is not None and arr_a.dtype.kind in "biufc" and arr_b.dtype.kind in "biufc":
+    if arr_a is not None and arr_b is not None and arr_a.dtype.kind in "biufc" and arr_b.dtype.kind in "biufc":
         return arr_a.shape == arr_b.shape and bool(np.array_equal(arr_a, arr_b))
     for attr in ("coeffs", "coef_", "components_", "response"):
         if hasattr(a, attr) and hasattr(b, attr):
@@ -243,7 +246,7 @@ def check_infinite_sensitivity_is_refused(case: MechCase) -> None:
     _expect_raises((SensitivityError,), lambda: _release(case, unset), "release with sensitivity=inf")
     for bad in (math.nan, -1.0, -math.inf):
         _expect_raises(
-            (ValueError,), lambda bad=bad: attrs.evolve(case.mechanism, sensitivity=bad), f"sensitivity={bad}"
+            (ValueError,), functools.partial(attrs.evolve, case.mechanism, sensitivity=bad), f"sensitivity={bad}"
         )
     _expect_raises((TypeError,), lambda: attrs.evolve(case.mechanism, sensitivity=True), "sensitivity=True")
 
@@ -251,8 +254,11 @@ def check_infinite_sensitivity_is_refused(case: MechCase) -> None:
 def check_wrong_privacy_params_type_is_refused(case: MechCase) -> None:
     """Anything but the required privacy-parameter class (a bare float, None, a too-weak class) raises TypeError."""
     mech = case.mechanism
-    for bad in (1.0, None, (1.0, 1e-6), {"epsilon": 1.0}):
-        _expect_raises((TypeError,), lambda bad=bad: mech.release_response(bad, case.dataset, rng=0), f"params={bad}")
+    not_params: tuple[Any, ...] = (1.0, None, (1.0, 1e-6), {"epsilon": 1.0})  # deliberately ill-typed
+    for bad in not_params:
+        _expect_raises(
+            (TypeError,), functools.partial(mech.release_response, bad, case.dataset, rng=0), f"params={bad}"
+        )
     if issubclass(mech.privacy_params_type, Del) and not issubclass(Eps, mech.privacy_params_type):
         weak = Eps(case.privacy_params.epsilon)
         _expect_raises((TypeError,), lambda: mech.release_response(weak, case.dataset, rng=0), "Eps params")
@@ -368,7 +374,7 @@ def check_audit_passes(case: MechCase) -> None:
     assert report.passed, f"the auditor refuted the claim: {report}"
 
 
-def _observed_records(case: MechCase) -> list | None:
+def _observed_records(case: MechCase) -> list[Any] | None:
     """The distinct records of the case's two datasets (at most 16): replacements inside the case's data domain."""
     a, b = case.dataset, case.neighbour
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim in (1, 2) and a.shape[1:] == b.shape[1:]:

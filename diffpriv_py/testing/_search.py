@@ -210,10 +210,13 @@ def _array_pairs(
         # A float sum's rounding depends on where the record sits in the summation order: try records all along it.
         for i in np.unique(np.linspace(0, data.shape[0] - 1, _SPREAD).astype(int)):
             if int(i) not in rows[:2]:
-                yield _Pair(f"record {i} at the lower vs upper bound", _replace(data, i, lo), _replace(data, i, hi), i)
+                # lo and hi were set above under the same condition.
+                low_pair = _replace(data, i, lo)  # pyright: ignore[reportPossiblyUnboundVariable]
+                high_pair = _replace(data, i, hi)  # pyright: ignore[reportPossiblyUnboundVariable]
+                yield _Pair(f"record {i} at the lower vs upper bound", low_pair, high_pair, i)
 
 
-def _supervised_pairs(data: tuple, bounds: Any, replacements: Any = None) -> Iterator[_Pair]:
+def _supervised_pairs(data: tuple[Any, Any], bounds: Any, replacements: Any = None) -> Iterator[_Pair]:
     X, y = data[0], np.asarray(data[1])
     labels = np.unique(y)
     rows = _records_to_move(np.asarray(X, dtype=np.float64))
@@ -231,7 +234,7 @@ def _supervised_pairs(data: tuple, bounds: Any, replacements: Any = None) -> Ite
             yield _Pair(pair.description + " and its label flipped", (pair.first, y), (pair.second, y2), pair.record)
 
 
-def _list_pairs(data: list, mechanism: DPMech, replacements: Any = None) -> Iterator[_Pair]:
+def _list_pairs(data: list[Any], mechanism: DPMech, replacements: Any = None) -> Iterator[_Pair]:
     """Swap records of categorical/list data; values absent from the data (e.g. unseen response candidates) first."""
     seen: dict[Any, None] = {}
     for r in data:
@@ -271,7 +274,8 @@ def _identical(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray):
         u, v = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
         return u.shape == v.shape and u.tobytes() == v.tobytes()
-    return a == b
+    result: bool = a == b
+    return result
 
 
 def _candidate_pairs(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy import special, stats
 
@@ -24,7 +26,9 @@ def clopper_pearson_upper(k: np.ndarray, n: int, alpha: float) -> np.ndarray:
     return np.where(k >= n, 1.0, hi)
 
 
-def chisquare_pvalue(draws: np.ndarray, pmf, *, min_expected: float = 20.0) -> float:
+def chisquare_pvalue(
+    draws: np.ndarray, pmf: Callable[[np.ndarray], np.ndarray], *, min_expected: float = 20.0
+) -> float:
     """Pearson χ² p-value of integer draws against ``pmf`` (cells with expected count < 20 pooled into one)."""
     draws = np.rint(np.asarray(draws, dtype=np.float64)).astype(np.int64)
     values, counts = np.unique(draws, return_counts=True)
