@@ -184,7 +184,8 @@ class GroupBy(DPMech):
     P(K > h) ≤ δ₀; there are at most G such groups on each side. Conditioning on their non-release gives
     P[M(D) ∈ S] ≤ G·δ₀ + e^{ε_s}·(P[M(D′) ∈ S] + G·δ₀), i.e. (ε_s, (1 + e^{ε_s})·G·δ₀ = δ_s)-DP; the aggregates
     of released groups compose on top (their noise on a group absent from D′ is only seen inside the δ event). The
-    sampler's float reserve is calibrated for the 2G coordinates that can differ, a public number.
+    sampler's float reserve is calibrated for the 2G coordinates that can differ, a public number, and the threshold
+    for δ₀·(1 − 2⁻³⁰), which covers the sampler's relative error (below 2⁻⁴⁰) in the tail probability.
 
     **Exact sums.** Values are mapped to integer indices on a public fixed-point grid across the bounds
     (:mod:`diffpriv_py._fixed_point`) and summed exactly as integers; each released coordinate is one rounding of
@@ -288,7 +289,9 @@ class GroupBy(DPMech):
         g = self.max_groups
         t = _noise.laplace_epsilon_reserve(select.epsilon, 2 * g) / (2.0 * g)
         delta0 = select.delta / ((1.0 + math.exp(select.epsilon)) * g)
-        return t, discrete_laplace_half_width(t, 2.0 * delta0) + 2
+        # The safe sampler's integer probabilities are within a relative 2⁻⁴⁰ of the geometric law (see _noise), so
+        # its tail is too: the threshold is set for a δ₀ shaved by 2⁻³⁰, which covers that for what is sampled.
+        return t, discrete_laplace_half_width(t, 2.0 * delta0 * (1.0 - 2.0**-30)) + 2
 
     # ---- template hooks ----------------------------------------------------------------------------------------------
 
