@@ -7,17 +7,18 @@ from typing import Any
 
 import attrs
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats as sps
 
-import diffpriv_py as dp
-import diffpriv_py.pandas  # registers the accessor
-from diffpriv_py import _contribution
-from diffpriv_py._contribution import bound_contributions
-from diffpriv_py.mechanisms.base import DPMech
-from diffpriv_py.stats._groupby import GroupBy
-from diffpriv_py.testing import audit
+pd = pytest.importorskip("pandas")  # a group-by releases a pandas DataFrame
+
+import diffpriv_py as dp  # noqa: E402
+import diffpriv_py.pandas  # noqa: E402  (registers the accessor)
+from diffpriv_py import _contribution  # noqa: E402
+from diffpriv_py._contribution import bound_contributions  # noqa: E402
+from diffpriv_py.mechanisms.base import DPMech  # noqa: E402
+from diffpriv_py.stats._groupby import GroupBy  # noqa: E402
+from diffpriv_py.testing import audit  # noqa: E402
 
 P_FALSE_ALARM = 1e-7
 HUGE = dp.Del(1e7, 1e-6)  # so much budget that the release is the exact (bounded) statistic

@@ -289,7 +289,8 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
 
         def post(v: np.ndarray, cap: float = cap) -> np.ndarray:  # type: ignore[misc]
             with np.errstate(over="ignore"):  # a variance beyond float64 (bounds near ±1e308) is +inf, never NaN
-                return np.clip(v, 0.0, cap) * unit * unit
+                # + 0.0 turns a −0.0 from clip (numpy < 2 keeps the sign of a zero) into 0.0, as the scalar path does
+                return (np.clip(v, 0.0, cap) + 0.0) * unit * unit
 
         scalar_post = _scalar_variance(float(cap), float(unit)) if one else None
         with np.errstate(over="ignore"):  # bounds near ±1e308: an infinite bar, like the variance itself
@@ -314,7 +315,7 @@ def _scalar_clip(shift: float, scale: float, low: float, high: float) -> Callabl
 
 def _scalar_variance(cap: float, scale: float) -> Callable[[float], float]:
     """``np.clip(v, 0, cap)·scale·scale`` on a Python float (an overflow is +inf there too, never NaN)."""
-    return lambda v: min(max(v, 0.0), cap) * scale * scale
+    return lambda v: (min(max(v, 0.0), cap) + 0.0) * scale * scale
 
 
 def _scaled_error(scale: Any) -> Any:

@@ -640,6 +640,7 @@ def test_default_reg_lambda_is_auto_and_a_function_of_public_quantities_only(rng
         dp.Eps(2.0), (X1[y1 < 2], y1[y1 < 2]), rng=0
     ).response.reg_lambda == _erm.default_reg_lambda(200, 4, 2.0, 0.25)
     # The facades default to the same rule; sensitivity_norm still measures nΛ‖Δf‖ ≤ 2 (over the default grid).
+    pytest.importorskip("sklearn")
     from diffpriv_py.sklearn import LogisticRegression as SkLR
 
     clf = SkLR(epsilon=2.0, data_norm=1.0, classes=[0, 1, 2], rng=0).fit(X1, y1)
