@@ -478,7 +478,8 @@ def test_spent_and_remaining_are_privacy_parameter_objects():
     assert acc.remaining == dp.Del(2.0, 1e-6)
     acc.spend(dp.Eps(0.5))
     assert type(acc.spent) is dp.Eps and acc.spent.epsilon == pytest.approx(0.5)
-    assert type(acc.remaining) is dp.Del and acc.remaining.epsilon == pytest.approx(1.5)
+    assert isinstance(acc.remaining, dp.Del) and not isinstance(acc.remaining, dp.Gam)
+    assert acc.remaining.epsilon == pytest.approx(1.5)
     mech = dp.Gaussian(target=np.mean, sensitivity=0.01)
     mech.release_response(dp.Del(0.5, 1e-7), np.zeros(10), rng=0, accountant=acc)
     assert type(acc.spent) is dp.Del and acc.spent.delta == 1e-6
@@ -911,3 +912,19 @@ def test_epsilon_at_another_delta_composes_the_events_in_basic_mode_too():
         acc.spend(dp.Del(0.2, 1e-9))
     basic, tight = (acc.epsilon(1e-6) for acc in accountants)
     assert basic == tight > 1.5  # three Laplace(0.5) alone need ε ≈ 1.5 at δ = 1e-6; a ledger read as empty gave 0
+
+
+def test_remaining_is_the_budget_left_and_called_with_k_the_share_of_k_releases():
+    """acc.remaining is a privacy-parameter object equal to the plain one; acc.remaining(k) is diffprivlib's
+    remaining(k): k further releases at it all fit."""
+    acc = Accountant(budget=dp.Del(2.0, 1e-6))
+    acc.spend(dp.Eps(0.5))
+    left = acc.remaining
+    assert left == dp.Del(1.5, 1e-6) and dp.Del(1.5, 1e-6) == left and hash(left) == hash(dp.Del(1.5, 1e-6))
+    assert repr(left) == repr(dp.Del(1.5, 1e-6)) and left.delta == 1e-6
+    share = acc.remaining(3)
+    assert share == acc.remaining_per_release(3)
+    for _ in range(3):
+        acc.spend(share)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(dp.Eps(1e-3))

@@ -577,6 +577,56 @@ class _Totals:
         return min(candidates)
 
 
+class RemainingBudget(Eps):
+    """The budget left as a privacy-parameter object that can also be called: ``acc.remaining(k)``.
+
+    A value of the budget's class (``Eps``, ``Del`` or ``Gam``) with the same fields, equality, hash and repr as the
+    plain object; calling it with ``k`` gives what each of ``k`` equal further releases may spend
+    (:meth:`Accountant.remaining_per_release`).
+    """
+
+    _per_release: Any
+
+    def __call__(self, k: int = 1) -> Eps:
+        return self._per_release(k)  # type: ignore[no-any-return]
+
+    def _plain(self) -> Eps:
+        return _params(self.epsilon, self.delta, self.gamma)
+
+    def __eq__(self, other: object) -> bool:
+        plain = other._plain() if isinstance(other, RemainingBudget) else other
+        return self._plain() == plain
+
+    def __hash__(self) -> int:
+        return hash(self._plain())
+
+    def __repr__(self) -> str:
+        return repr(self._plain())
+
+    def __str__(self) -> str:
+        return str(self._plain())
+
+
+def _remaining_kind(base: type[Eps]) -> type[RemainingBudget]:
+    # One callable subclass per privacy-parameter class, so isinstance(acc.remaining, dp.Del) holds for a Del budget.
+    kind = _REMAINING_KINDS.get(base)
+    if kind is None:
+        kind = type(f"Remaining{base.__name__}", (RemainingBudget, base), {"__slots__": ("_per_release",)})
+        _REMAINING_KINDS[base] = kind
+    return kind
+
+
+_REMAINING_KINDS: dict[type[Eps], type[RemainingBudget]] = {}
+
+
+def _remaining_budget(params: Eps, per_release: Any) -> RemainingBudget:
+    obj = object.__new__(_remaining_kind(type(params)))
+    for field in attrs.fields(type(params)):
+        object.__setattr__(obj, field.name, getattr(params, field.name))
+    object.__setattr__(obj, "_per_release", per_release)
+    return obj
+
+
 class Accountant:
     """The privacy budget of one analysis: every release is charged to it before any noise is drawn.
 
@@ -711,9 +761,14 @@ class Accountant:
         return self._report()[0]
 
     @property
-    def remaining(self) -> Eps:
-        """The budget left (see the class Notes for what it promises); per release: :meth:`remaining_per_release`."""
-        return self._remaining(self.spent)
+    def remaining(self) -> RemainingBudget:
+        """The budget left, a privacy-parameter object (see the class Notes); call it for the per-release share.
+
+        ``acc.remaining`` is an :class:`~diffpriv_py.Eps` / ``Del`` / ``Gam`` (equal to the plain object with the same
+        values), and ``acc.remaining(k)`` is :meth:`remaining_per_release` — what each of ``k`` equal further
+        releases may spend, as diffprivlib's ``remaining(k)``.
+        """
+        return _remaining_budget(self._remaining(self.spent), self.remaining_per_release)
 
     def _remaining(self, spent: Eps) -> Eps:
         b = self._budget
@@ -725,8 +780,8 @@ class Accountant:
     def remaining_per_release(self, k: int = 1) -> Eps:
         """What each of ``k`` equal further releases may spend: ``k`` releases at it are all accepted.
 
-        diffprivlib calls this ``remaining(k)``; here ``remaining`` stays the budget left (a privacy-parameter
-        object, as before), and this method answers the per-release question.
+        ``acc.remaining(k)`` is the same call (diffprivlib's name); ``acc.remaining`` itself stays the budget left, a
+        privacy-parameter object.
 
         Parameters
         ----------
