@@ -326,7 +326,7 @@ def test_dask_group_by_is_bit_identical_to_in_memory_for_a_seed(rng, unit):
     dd = pytest.importorskip("dask.dataframe")
     df = table(rng, 6000)
     ddf = dd.from_pandas(df, npartitions=5)
-    kw = {"statistics": ["count", "sum", "mean", "var", "std"], "bounds": (0, 100), "rng": 11}
+    kw = {"statistics": ["count", "sum", "mean", "var", "std"], "quantiles": [0.5], "bounds": (0, 100), "rng": 11}
     if unit:
         kw.update(privacy_unit="pid", max_groups=2, max_rows=3)
     params = dp.Del(1.0, 1e-6)

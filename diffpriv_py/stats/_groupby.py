@@ -324,11 +324,6 @@ class GroupBy(DPMech):
         out_of_core = any(is_out_of_core(c) for c in X if c is not None)
         # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
         # charge; the types and dtypes are public metadata and are checked here.
-        if out_of_core and self.quantiles:
-            raise TypeError(
-                f"{who} does not release quantiles of out-of-core (dask) tables: the rank counts need each group's "
-                "values in memory. Release count/sum/mean/var/std out of core, or quantiles on an in-memory table."
-            )
         by = _labels(by, "by", who) if not out_of_core else _lazy_column(by, "by", who)
         n = None if out_of_core else by.shape[0]
         if self.needs_values:
@@ -526,6 +521,9 @@ class GroupBy(DPMech):
         """
         lo, hi = self.bounds  # type: ignore[misc]
         grid = candidate_grid(lo, hi, self.n_candidates)
+        # Out of core, the value column is read into memory here (one float per row, like the label columns): the
+        # per-group rank counts need each group's values together. The result is the in-memory one, bit for bit.
+        values = _materialise(values)
         rows = np.flatnonzero(row_slot >= 0)
         codes = row_slot[rows]
         order = np.argsort(codes, kind="stable")
