@@ -242,9 +242,9 @@ TOC: list[tuple[str, list[str]]] = [
     ("Start here", ["getting_started", "concepts", "cli"]),
     ("Mechanisms and the sampler", ["mechanisms", "sensitivity_sampler", "bernstein", "security"]),
     ("Estimators", ["estimators", "pca", "erm", "kmeans", "linear_regression", "dpsgd", "sklearn"]),
-    ("Statistics, accounting and scale", ["statistics", "accounting", "scaling"]),
+    ("Statistics, accounting and scale", ["statistics", "groupby", "accuracy", "accounting", "scaling"]),
     ("Reproductions and tutorials", ["reproductions", "auto_examples/index", "_gen_examples/index"]),
-    ("Reference", ["api/index", "r_parity"]),
+    ("Reference", ["api/index", "r_parity", "comparison_groupby"]),
 ]
 """Pages in reading order; pages that do not exist (yet) are left out, unlisted pages go under "More"."""
 
