@@ -231,3 +231,27 @@ def test_a_noisy_release_with_non_positive_discarded_variance_still_gives_a_prop
     for m in (model, full):
         assert np.all(np.isfinite(m.score_samples(np.ones((3, 4)))))
         np.testing.assert_allclose(m.get_precision() @ m.get_covariance(), eye, atol=1e-6)
+
+
+# ---- one constructor convention ----------------------------------------------------------------------------------
+
+_FACADE_ONLY = {"epsilon", "delta", "rng", "accountant"}  # the release's arguments (release_response's, one layer down)
+_ESTIMATOR_ONLY = {"sampled_n", "sensitivity", "gamma_sensitivity", "accounting"}
+_RENAMED = {"n_components": "k", "n_clusters": "k", "batch_size": "sampling_rate"}  # scikit-learn's names (docs)
+
+
+@pytest.mark.parametrize("name", ["PCA", "LinearRegression", "LogisticRegression", "SVM", "KMeans", "DPSGDClassifier"])
+def test_facade_and_estimator_name_every_shared_hyper_parameter_alike_with_the_same_default(name):
+    """Apart from scikit-learn's own names (listed in docs/sklearn.md), both layers use one name and one default."""
+    import inspect
+
+    from diffpriv_py import estimators
+
+    facade = dict(inspect.signature(getattr(dps, name).__init__).parameters)
+    estimator = dict(inspect.signature(getattr(estimators, name).__init__).parameters)
+    for layer in (facade, estimator):
+        layer.pop("self")
+    shared = set(facade) - _FACADE_ONLY
+    assert {_RENAMED.get(p, p) for p in shared} == set(estimator) - _ESTIMATOR_ONLY
+    for p in shared - set(_RENAMED):
+        assert facade[p].default == estimator[p].default, p
