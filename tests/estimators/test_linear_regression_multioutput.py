@@ -10,8 +10,52 @@ import pytest
 import diffpriv_py as dp
 from diffpriv_py.estimators import linear_regression as lr
 from diffpriv_py.estimators.linear_regression import LinearRegression
+from diffpriv_py.testing import MechCase, audit, parametrize_with_checks
 
 CONFIGS = list(itertools.product(["adassp", "functional"], [True, False], ["auto", 0.5]))
+
+
+def _flip_pair(n, t):
+    """Every record at (x = 1, y = (1, …, 1)) but one, whose x flips to -1: Xᵀy moves by 2√t, its bound."""
+    X, Y = np.ones((n, 1)), np.ones((n, t))
+    X2 = X.copy()
+    X2[0] = -1.0
+    return (X, Y), (X2, Y.copy())
+
+
+_D, _D2 = _flip_pair(10, 3)
+CASES = [
+    MechCase(
+        mechanism=LinearRegression(method=method, data_norm=1.0, label_bound=1.0),
+        privacy_params=dp.Del(1.0, 1e-3) if method == "adassp" else dp.Eps(1.0),
+        dataset=_D,
+        neighbour=_D2,
+        id=f"LinearRegression[{method}-3-outputs]",
+        distributional=False,
+    )
+    for method in ("adassp", "functional")
+]
+
+
+@parametrize_with_checks(CASES)
+def test_multi_output_linear_regression_conforms(case, check):
+    """LinearRegression with three outputs satisfies the shared mechanism invariant named in the test id."""
+    check(case)
+
+
+@pytest.mark.parametrize(
+    ("method", "params"), [("adassp", dp.Del(1.0, 1e-3)), ("functional", dp.Eps(1.0))], ids=["adassp", "functional"]
+)
+def test_audit_of_nine_outputs_passes_and_refutes_the_one_output_calibration(method, params, monkeypatch):
+    """The auditor does not refute t = 9 outputs on the flip pair, and refutes them calibrated as for one output."""
+    D, D2 = _flip_pair(4, 9)
+    mech = LinearRegression(method=method, data_norm=1.0, label_bound=1.0, fit_intercept=False, reg_lambda=1.0)
+    assert audit(mech, D, D2, params, n=20_000, rng=5).passed
+    monkeypatch.setattr(lr, "_label_l2_sensitivity", lambda t: 2.0)
+    original = lr._fm_sensitivity
+    monkeypatch.setattr(lr, "_fm_sensitivity", lambda d, fit_intercept, t=1: original(d, fit_intercept, 1))
+    report = audit(mech, D, D2, params, n=20_000, rng=5)
+    assert not report.passed and report.epsilon_lower_bound > params.epsilon
 
 
 def _params(method):
