@@ -15,7 +15,7 @@ from typing import Any, Literal, SupportsFloat
 import attrs
 import numpy as np
 
-from .._blockwise import is_out_of_core, map_reduce, n_rows
+from .._blockwise import first_block, is_out_of_core, map_reduce, n_rows
 from .._fixed_point import UNIT_ROUNDOFF, clip_rows_to_norm, grid_rows, record_bits
 from .._validation import check_in_range
 from ..exceptions import TargetOutputError
@@ -62,15 +62,27 @@ _DATA_NORM_FIX = (
     "(e.g. from the features' documented ranges); rows with a larger norm are scaled down to it."
 )
 _LABEL_FIX = (
-    "Pass label_bound=B for labels in [-B, B], or label_bound=(low, high), known without looking at the private "
-    "data; labels outside are clipped."
+    "Pass label_bound=B for labels in [-B, B], or label_bound=(low, high), or one (low, high) pair per output for a "
+    "2-D y, known without looking at the private data; labels outside are clipped."
 )
 
+LabelBound = tuple[float, float] | tuple[tuple[float, float], ...]
+"""``(low, high)`` for every output, or one ``(low, high)`` pair per output."""
 
-def _label_bound(value: Any) -> tuple[float, float]:
+
+def _label_bound(value: Any) -> LabelBound:
     if value is None:
         raise ValueError(f"LinearRegression needs a public, data-independent 'label_bound'. {_LABEL_FIX}")
-    if isinstance(value, (tuple, list)):
+    if (isinstance(value, np.ndarray) and value.ndim == 2) or (
+        isinstance(value, (tuple, list)) and len(value) > 0 and isinstance(value[0], (tuple, list, np.ndarray))
+    ):
+        # One (low, high) pair per output: a sequence of pairs, or an array of shape (t, 2).
+        return tuple(_label_pair(pair) for pair in value)
+    return _label_pair(value)
+
+
+def _label_pair(value: Any) -> tuple[float, float]:
+    if isinstance(value, (tuple, list, np.ndarray)):
         if len(value) != 2:
             raise TypeError(f"The 'label_bound' parameter of LinearRegression must be B or (low, high). Got {value!r}.")
         low = check_in_range(
@@ -261,9 +273,10 @@ class LinearRegression(DPMech):
         (Zhang et al. 2012), Laplace noise on the coefficients of the squared-error polynomial; pure ε-DP.
     data_norm : float
         Public bound B_x on the L2 norm of a feature row. Required; rows with a larger norm are scaled down to it.
-    label_bound : float or (float, float)
+    label_bound : float, (float, float) or sequence of t (float, float)
         Public bound on the labels: B for [-B, B], or (low, high). Required; labels are clipped to it. With a 2-D
-        y of shape (n, t) (t outputs) the bound holds for every output.
+        y of shape (n, t) (t outputs) the bound holds for every output, or pass one (low, high) pair per output
+        (a sequence of t pairs or an array of shape (t, 2)).
     fit_intercept : bool, default True
         Fit an (unpenalised) intercept. The sums Σx and Σy are released together with XᵀX and Xᵀy and the system
         is centred afterwards (post-processing), which costs far less than appending a constant feature inside the
@@ -318,7 +331,8 @@ class LinearRegression(DPMech):
 
     **Several outputs.** A y of shape (n, t) releases t regressions on the same features in *one* Response (one
     charge of (ε, δ)); the model's ``coef`` has shape (t, d), one row per output as in scikit-learn (also for
-    t = 1, while a 1-D y gives a 1-D model). Every output is normalised with ``label_bound``, so tⱼ ∈ [-1, 1] and
+    t = 1, while a 1-D y gives a 1-D model). Every output is normalised with its ``label_bound`` (shared, or one
+    pair per output), so tⱼ ∈ [-1, 1] and
     the label vector of a record has ‖t‖₂ ≤ √t and ‖t‖₁ ≤ t. The feature statistics (A, s, λ_min) do not involve
     y and keep their sensitivities. Proof of the label parts under replace-one: Xᵀy becomes the d×t block
     B = Σ z tᵀ; replacing (z, t) by (z′, t′) changes it by ztᵀ − z′t′ᵀ with ‖ztᵀ‖_F = ‖z‖₂‖t‖₂ ≤ √t, so
@@ -357,7 +371,7 @@ class LinearRegression(DPMech):
 
     method: Literal["adassp", "functional"] = attrs.field(default="adassp", validator=_method)
     data_norm: float = attrs.field(default=None, converter=_data_norm)
-    label_bound: tuple[float, float] = attrs.field(default=None, converter=_label_bound)
+    label_bound: LabelBound = attrs.field(default=None, converter=_label_bound)
     fit_intercept: bool = attrs.field(default=True, validator=_bool)
     reg_lambda: float | str = attrs.field(default="auto", converter=_reg_lambda)
     target: Any = attrs.field(init=False, repr=False, eq=False, default=attrs.Factory(_prepare_target, takes_self=True))
@@ -386,9 +400,25 @@ class LinearRegression(DPMech):
         # toward zero onto multiples of 2⁻ᵇ, so every sum below is exact in float64 (see record_bits).
         bits = record_bits(n, degree=2)
         Z = np.ldexp(grid_rows(clip_rows_to_norm(X, self.data_norm), bits), -bits)
-        low, high = self.label_bound
-        t = np.clip((y - (low + high) / 2.0) / ((high - low) / 2.0), -1.0, 1.0)
+        mid, half = self._label_scale()
+        t = np.clip((y - mid) / half, -1.0, 1.0)
         return Z, np.ldexp(np.trunc(np.ldexp(t, bits)), -bits)
+
+    def _label_scale(self) -> tuple[Any, Any]:
+        """Midpoint and half-width of ``label_bound``: floats, or arrays (t,) for per-output bounds."""
+        bounds = np.asarray(self.label_bound, dtype=np.float64)
+        if bounds.ndim == 1:
+            low, high = self.label_bound
+            return (low + high) / 2.0, (high - low) / 2.0  # type: ignore[operator]
+        return (bounds[:, 0] + bounds[:, 1]) / 2.0, (bounds[:, 1] - bounds[:, 0]) / 2.0
+
+    def _check_outputs(self, t: int) -> None:
+        """Per-output bounds must match y's number of outputs (public: the shape of y)."""
+        if isinstance(self.label_bound[0], tuple) and len(self.label_bound) != t:
+            raise ValueError(
+                f"LinearRegression has {len(self.label_bound)} per-output label bounds but y has {t} output(s). "
+                "Pass one (low, high) pair per column of y, or a single bound for every output."
+            )
 
     @staticmethod
     def _shrink(n: int, coefficient_norm: float) -> float:
@@ -497,8 +527,13 @@ class LinearRegression(DPMech):
     def _check_dataset(self, X: Any) -> Any:
         """Form and size of (X, y), public under replace-one, checked before any budget is charged."""
         if is_out_of_core(X):
+            if isinstance(self.label_bound[0], tuple):  # per-output bounds: read y's width from the first block
+                block = first_block(X)
+                width = np.shape(block[1]) if isinstance(block, tuple) and len(block) == 2 else ()
+                self._check_outputs(width[1] if len(width) == 2 else 1)
             return X
-        rows, _ = _public_form(X)
+        rows, labels = _public_form(X)
+        self._check_outputs(1 if labels.ndim == 1 else labels.shape[1])
         if self.fit_intercept and rows.shape[0] < 2:
             raise ValueError(
                 f"LinearRegression with fit_intercept=True needs at least 2 records; got n_samples = {rows.shape[0]}."
@@ -589,14 +624,13 @@ class LinearRegression(DPMech):
             A = A - n * np.einsum("ni,nj->nij", mean_z, mean_z)
             b = b - n * mean_z[:, :, None] * mean_t[:, None, :]
         theta = _ridge_solve(A, b, ridge)
-        low, high = self.label_bound
-        mid, half = (low + high) / 2.0, (high - low) / 2.0
+        mid, half = self._label_scale()
         coef = np.swapaxes(half * theta / self.data_norm, 1, 2)  # (releases, t, d): one row per output
         if sums is not None:
             # mean_t and mean_z were set above under the same condition.
             intercept = mid + half * (mean_t - np.einsum("nit,ni->nt", theta, mean_z))  # pyright: ignore[reportPossiblyUnboundVariable]
         else:
-            intercept = np.full((n_releases, value.t), mid)
+            intercept = np.broadcast_to(mid, (n_releases, value.t)).astype(np.float64)
         return coef, intercept, ridge
 
     def _adassp_system(

@@ -35,7 +35,7 @@ class LinearRegression(DPRegressor):
         Required public bound on the L2 norm of a row of X; larger rows are scaled down to it.
     label_bound : float or (float, float)
         Required public bound on y: B for [-B, B], or (low, high); labels are clipped to it. For a 2-D y (several
-        outputs) the bound holds for every output.
+        outputs) the bound holds for every output, or pass one (low, high) pair per output.
     method : {"adassp", "functional"}, default "adassp"
     fit_intercept : bool, default True
         Fit an unpenalised intercept: Σx and Σy are released with XᵀX and Xᵀy and the system is centred afterwards.

@@ -163,3 +163,37 @@ def test_each_output_of_a_joint_fit_matches_its_own_fit_in_law_on_noise_free_dat
         alone = mech.release_response(params, (X, Y[:, j]), rng=6).response
         assert np.allclose(joint.coef[j], alone.coef, atol=2e-2)
         assert joint.intercept[j] == pytest.approx(alone.intercept, abs=2e-2)
+
+
+@pytest.mark.parametrize("method", ["adassp", "functional"])
+def test_per_output_label_bounds_equal_to_the_shared_bound_release_the_same_bits(method):
+    """One (low, high) pair per output, all equal to the shared bound, gives the shared bound's release for a seed."""
+    rng = np.random.default_rng(6)
+    X, Y = rng.normal(size=(200, 3)), rng.normal(size=(200, 3))
+    shared = LinearRegression(method=method, data_norm=3.0, label_bound=2.0)
+    per_output = LinearRegression(method=method, data_norm=3.0, label_bound=[(-2.0, 2.0)] * 3)
+    a = shared.release_response(_params(method), (X, Y), rng=8).response
+    b = per_output.release_response(_params(method), (X, Y), rng=8).response
+    assert np.array_equal(a.coef, b.coef) and np.array_equal(a.intercept, b.intercept)
+
+
+def test_per_output_label_bounds_scale_each_output_back_to_its_own_units():
+    """With bounds (-1, 1) and (0, 8) on y and 4y + 4 the second output's model is 4 times the first, plus 4."""
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-1, 1, size=(20_000, 2))
+    y = X @ [0.3, -0.2]
+    mech = LinearRegression(data_norm=np.sqrt(2), label_bound=np.array([[-1.0, 1.0], [0.0, 8.0]]))
+    model = mech.release_response(dp.Del(400.0, 1e-6), (X, np.stack([y, 4 * y + 4], axis=1)), rng=9).response
+    np.testing.assert_allclose(model.coef[1], 4 * model.coef[0], atol=2e-3)
+    assert model.intercept[1] == pytest.approx(4 * model.intercept[0] + 4, abs=2e-3)
+
+
+def test_per_output_label_bounds_must_match_the_number_of_outputs_before_any_charge():
+    """Two pairs of bounds for three outputs is refused before the accountant is charged."""
+    acc = dp.Accountant(budget=dp.Del(5.0, 1e-5))
+    mech = LinearRegression(data_norm=1.0, label_bound=[(-1, 1), (0, 2)])
+    with pytest.raises(ValueError, match="2 per-output label bounds but y has 3 output"):
+        mech.release_response(dp.Del(1.0, 1e-6), (np.zeros((5, 2)), np.zeros((5, 3))), accountant=acc)
+    assert acc.spent.epsilon == 0.0
+    with pytest.raises(ValueError, match="low < high"):
+        LinearRegression(data_norm=1.0, label_bound=[(-1, 1), (2, 2)])
