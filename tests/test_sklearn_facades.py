@@ -15,6 +15,7 @@ from diffpriv_py import sklearn as dps
 def _facades():
     return [
         dps.PCA(2, epsilon=1.0, data_norm=10.0, rng=0),
+        dps.PCA(2, epsilon=1.0, delta=1e-5, method="analyze_gauss", data_norm=10.0, rng=0),
         dps.LogisticRegression(epsilon=5.0, data_norm=10.0, rng=0),
         dps.SVM(epsilon=5.0, data_norm=10.0, rng=0),
         dps.KMeans(3, epsilon=1.0, bounds=(-10, 10), rng=0),
@@ -127,3 +128,130 @@ def test_html_repr_comes_from_scikit_learn():
     """The notebook representation is scikit-learn's estimator diagram."""
     html = dps.KMeans(2, epsilon=1.0, bounds=(0, 1))._repr_html_()
     assert "KMeans" in html and "sk-" in html
+
+
+# ---- PCA: scikit-learn's model methods, as post-processing of the release ----------------------------------------
+
+
+def _gauss_pca(X, **kwargs):
+    params = dict(epsilon=5.0, delta=1e-6, method="analyze_gauss", data_norm=10.0, rng=0) | kwargs
+    return dps.PCA(2, **params).fit(X)
+
+
+@pytest.fixture
+def spread():
+    return np.random.default_rng(3).normal(size=(20_000, 5)) * [3.0, 2.0, 1.0, 0.5, 0.2]
+
+
+def test_pca_model_methods_equal_scikit_learns_formulas_on_the_released_values(spread):
+    """get_covariance, get_precision, score_samples and score are scikit-learn's PCA's on the same released values."""
+    from sklearn.decomposition import PCA as SkPCA
+
+    pca = _gauss_pca(spread)
+    reference = SkPCA(2).fit(spread[:10])  # then overwritten with the release: only its formulas are used
+    reference.components_ = pca.components_
+    reference.explained_variance_ = pca.explained_variance_
+    reference.noise_variance_ = pca.noise_variance_
+    reference.mean_ = np.zeros(5)
+    np.testing.assert_allclose(pca.get_covariance(), reference.get_covariance(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(pca.get_precision(), reference.get_precision(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(pca.score_samples(spread[:50]), reference.score_samples(spread[:50]), rtol=1e-10)
+    assert pca.score(spread[:50]) == pytest.approx(reference.score(spread[:50]), rel=1e-10)
+
+
+def test_pca_variances_estimate_the_non_private_ones_and_the_ratios_stay_in_the_unit_interval(spread):
+    """At a large n the released variances, ratios, σ² and score are close to scikit-learn's non-private PCA."""
+    from sklearn.decomposition import PCA as SkPCA
+
+    pca, exact = _gauss_pca(spread), SkPCA(2).fit(spread)
+    np.testing.assert_allclose(pca.explained_variance_, exact.explained_variance_, rtol=0.05)
+    np.testing.assert_allclose(pca.explained_variance_ratio_, exact.explained_variance_ratio_, rtol=0.05)
+    assert pca.noise_variance_ == pytest.approx(exact.noise_variance_, rel=0.1)
+    assert 0.0 <= pca.explained_variance_ratio_.sum() <= 1.0
+    assert pca.score(spread) == pytest.approx(exact.score(spread), rel=0.01)
+
+
+def test_pca_model_methods_are_functions_of_the_release_only(spread):
+    """The model's methods read only the released values: a model rebuilt from them gives the same numbers."""
+    from diffpriv_py.estimators.pca import PCAModel
+
+    model = _gauss_pca(spread).model_
+    rebuilt = PCAModel(
+        components=model.components.copy(),
+        explained_variance=model.explained_variance.copy(),
+        method=model.method,
+        total_variance=model.total_variance,
+    )
+    np.testing.assert_array_equal(rebuilt.get_covariance(), model.get_covariance())
+    np.testing.assert_array_equal(rebuilt.score_samples(spread[:20]), model.score_samples(spread[:20]))
+    np.testing.assert_allclose(model.get_precision() @ model.get_covariance(), np.eye(5), atol=1e-9)
+
+
+def test_ppca_has_no_model_methods_and_says_why_and_what_to_use(spread):
+    """A PPCA release has no eigenvalues: the methods are absent (hasattr False) and the error names analyze_gauss."""
+    pca = dps.PCA(2, epsilon=1.0, data_norm=10.0, rng=0).fit(spread)
+    assert pca.explained_variance_ is None and pca.explained_variance_ratio_ is None and pca.noise_variance_ is None
+    for name in ("get_covariance", "get_precision", "score", "score_samples"):
+        assert not hasattr(pca, name)
+    with pytest.raises(AttributeError, match=r"without the eigenvalues.*analyze_gauss"):
+        pca.score(spread)
+    with pytest.raises(ValueError, match=r"no eigenvalues.*analyze_gauss"):
+        pca.model_.get_covariance()
+
+
+def test_pca_sampler_passes_through_and_gibbs_warns(spread):
+    """sampler="gibbs" reaches the estimator (an unproven chain: warns, model_.exact False); the default is exact."""
+    assert dps.PCA(2, epsilon=1.0, data_norm=10.0, rng=0).fit(spread[:500]).model_.exact
+    with pytest.warns(dp.exceptions.DiffprivWarning, match="NOT proven"):
+        gibbs = dps.PCA(2, epsilon=1.0, data_norm=10.0, sampler="gibbs", n_sweeps=5, rng=0).fit(spread[:500])
+    assert gibbs.model_.exact is False and gibbs.get_params()["sampler"] == "gibbs"
+
+
+def test_multi_output_linear_regression_has_scikit_learns_shapes():
+    """A 2-D y gives coef_ of shape (t, d), intercept_ (t,) and predictions (n, t); a (n, 1) y keeps (1, d)."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(5_000, 3))
+    Y = np.stack([X @ [0.5, -0.3, 0.1], X @ [0.0, 0.4, -0.2]], axis=1)
+    reg = dps.LinearRegression(epsilon=1.0, delta=1e-6, data_norm=2.0, label_bound=1.0, rng=0).fit(X, Y)
+    assert reg.coef_.shape == (2, 3) and reg.intercept_.shape == (2,) and reg.predict(X[:4]).shape == (4, 2)
+    assert reg.__sklearn_tags__().target_tags.multi_output
+    one = dps.LinearRegression(epsilon=1.0, delta=1e-6, data_norm=2.0, label_bound=1.0, rng=0).fit(X, Y[:, :1])
+    flat = dps.LinearRegression(epsilon=1.0, delta=1e-6, data_norm=2.0, label_bound=1.0, rng=0).fit(X, Y[:, 0])
+    assert one.coef_.shape == (1, 3) and np.array_equal(one.coef_[0], flat.coef_)
+
+
+def test_a_noisy_release_with_non_positive_discarded_variance_still_gives_a_proper_model():
+    """When the noise makes the discarded eigenvalues' mean <= 0, σ² is floored and the log-likelihood stays finite."""
+    from diffpriv_py.estimators.pca import PCAModel
+
+    eye = np.eye(4)
+    model = PCAModel(components=eye[:, :2], explained_variance=[4.0, 1.0], method="analyze_gauss", total_variance=3.0)
+    assert model.noise_variance == pytest.approx(4e-6)
+    full = PCAModel(components=eye, explained_variance=[4.0, 1.0, 0.5, -0.1], method="mod_sulq", total_variance=5.4)
+    for m in (model, full):
+        assert np.all(np.isfinite(m.score_samples(np.ones((3, 4)))))
+        np.testing.assert_allclose(m.get_precision() @ m.get_covariance(), eye, atol=1e-6)
+
+
+# ---- one constructor convention ----------------------------------------------------------------------------------
+
+_FACADE_ONLY = {"epsilon", "delta", "rng", "accountant"}  # the release's arguments (release_response's, one layer down)
+_ESTIMATOR_ONLY = {"sampled_n", "sensitivity", "gamma_sensitivity", "accounting"}
+_RENAMED = {"n_components": "k", "n_clusters": "k", "batch_size": "sampling_rate"}  # scikit-learn's names (docs)
+
+
+@pytest.mark.parametrize("name", ["PCA", "LinearRegression", "LogisticRegression", "SVM", "KMeans", "DPSGDClassifier"])
+def test_facade_and_estimator_name_every_shared_hyper_parameter_alike_with_the_same_default(name):
+    """Apart from scikit-learn's own names (listed in docs/sklearn.md), both layers use one name and one default."""
+    import inspect
+
+    from diffpriv_py import estimators
+
+    facade = dict(inspect.signature(getattr(dps, name).__init__).parameters)
+    estimator = dict(inspect.signature(getattr(estimators, name).__init__).parameters)
+    for layer in (facade, estimator):
+        layer.pop("self")
+    shared = set(facade) - _FACADE_ONLY
+    assert {_RENAMED.get(p, p) for p in shared} == set(estimator) - _ESTIMATOR_ONLY
+    for p in shared - set(_RENAMED):
+        assert facade[p].default == estimator[p].default, p

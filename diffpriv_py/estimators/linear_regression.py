@@ -15,7 +15,7 @@ from typing import Any, Literal, SupportsFloat
 import attrs
 import numpy as np
 
-from .._blockwise import is_out_of_core, map_reduce, n_rows
+from .._blockwise import first_block, is_out_of_core, map_reduce, n_rows
 from .._fixed_point import UNIT_ROUNDOFF, clip_rows_to_norm, grid_rows, record_bits
 from .._validation import check_in_range
 from ..exceptions import TargetOutputError
@@ -62,15 +62,27 @@ _DATA_NORM_FIX = (
     "(e.g. from the features' documented ranges); rows with a larger norm are scaled down to it."
 )
 _LABEL_FIX = (
-    "Pass label_bound=B for labels in [-B, B], or label_bound=(low, high), known without looking at the private "
-    "data; labels outside are clipped."
+    "Pass label_bound=B for labels in [-B, B], or label_bound=(low, high), or one (low, high) pair per output for a "
+    "2-D y, known without looking at the private data; labels outside are clipped."
 )
 
+LabelBound = tuple[float, float] | tuple[tuple[float, float], ...]
+"""``(low, high)`` for every output, or one ``(low, high)`` pair per output."""
 
-def _label_bound(value: Any) -> tuple[float, float]:
+
+def _label_bound(value: Any) -> LabelBound:
     if value is None:
         raise ValueError(f"LinearRegression needs a public, data-independent 'label_bound'. {_LABEL_FIX}")
-    if isinstance(value, (tuple, list)):
+    if (isinstance(value, np.ndarray) and value.ndim == 2) or (
+        isinstance(value, (tuple, list)) and len(value) > 0 and isinstance(value[0], (tuple, list, np.ndarray))
+    ):
+        # One (low, high) pair per output: a sequence of pairs, or an array of shape (t, 2).
+        return tuple(_label_pair(pair) for pair in value)
+    return _label_pair(value)
+
+
+def _label_pair(value: Any) -> tuple[float, float]:
+    if isinstance(value, (tuple, list, np.ndarray)):
         if len(value) != 2:
             raise TypeError(f"The 'label_bound' parameter of LinearRegression must be B or (low, high). Got {value!r}.")
         low = check_in_range(
@@ -112,6 +124,7 @@ def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
 
 
 def _supervised(data: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) as float64 arrays of the shapes given, refusing NaN or infinite values."""
     X, y = _public_form(data)
     X, y = X.astype(np.float64, copy=False), y.astype(np.float64, copy=False)
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
@@ -120,11 +133,14 @@ def _supervised(data: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _public_form(data: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) as arrays after the checks that need only their form: types, shapes, equal lengths."""
+    """(X, y) as arrays after the checks that need only their form: types, shapes, equal lengths.
+
+    y is 1-D (one output) or 2-D of shape (n, t) (t outputs, each bounded by ``label_bound``).
+    """
     if not isinstance(data, tuple) or len(data) != 2:
         raise TypeError(
             "LinearRegression needs a supervised dataset: pass the tuple (X, y) with X of shape (n, d) and y of "
-            f"shape (n,). Got {type(data).__name__}."
+            f"shape (n,) or (n, t). Got {type(data).__name__}."
         )
     X, y = np.asarray(data[0]), np.asarray(data[1])
     if X.dtype.kind not in "biuf" or X.ndim != 2:
@@ -132,10 +148,11 @@ def _public_form(data: Any) -> tuple[np.ndarray, np.ndarray]:
             f"LinearRegression needs X as a 2-D numeric array (one record per row). Got shape {X.shape}, dtype "
             f"{X.dtype}."
         )
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    if y.dtype.kind not in "biuf" or y.ndim != 1:
-        raise TypeError(f"LinearRegression needs y as a 1-D numeric array. Got shape {y.shape}, dtype {y.dtype}.")
+    if y.dtype.kind not in "biuf" or y.ndim not in (1, 2) or (y.ndim == 2 and y.shape[1] == 0):
+        raise TypeError(
+            "LinearRegression needs y as a numeric array of shape (n,) (one output) or (n, t) with t >= 1 (t outputs). "
+            f"Got shape {y.shape}, dtype {y.dtype}."
+        )
     if X.shape[0] != y.shape[0] or X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(
             f"LinearRegression needs X and y with the same, positive number of records and d >= 1. Got X {X.shape} "
@@ -155,14 +172,15 @@ def _frozen_array(value: Any) -> np.ndarray:
 
 @attrs.frozen(eq=False)
 class LinearModel:
-    """A privately released linear model ŷ = X·coef + intercept.
+    """A privately released linear model ŷ = X·coefᵀ + intercept.
 
     Attributes
     ----------
-    coef : ndarray of shape (d,)
-        Coefficients in the original units (read-only).
-    intercept : float
-        The intercept (the midpoint of ``label_bound`` when ``fit_intercept=False``).
+    coef : ndarray of shape (d,) or (t, d)
+        Coefficients in the original units (read-only): shape (d,) for a 1-D y, (t, d) for a y of shape (n, t),
+        one row per output (scikit-learn's layout, also for t = 1).
+    intercept : float or ndarray of shape (t,)
+        The intercept, one per output for a 2-D y (the midpoint of ``label_bound`` when ``fit_intercept=False``).
     reg_lambda : float
         The ridge strength used, in normalised units (chosen privately by AdaSSP, or set).
     method : str
@@ -174,24 +192,35 @@ class LinearModel:
     """
 
     coef: np.ndarray = attrs.field(converter=_frozen_array)
-    intercept: float
+    intercept: float | np.ndarray
     reg_lambda: float
     method: str
 
+    @property
+    def n_outputs(self) -> int:
+        """t, the number of outputs (1 for a model fitted on a 1-D y)."""
+        return 1 if self.coef.ndim == 1 else int(self.coef.shape[0])
+
     def predict(self, X: Any) -> np.ndarray:
-        """Predictions X·coef + intercept for the rows of ``X``."""
+        """Predictions X·coefᵀ + intercept for the rows of ``X``: shape (n,) or, for a 2-D ``coef``, (n, t)."""
         result: np.ndarray = (
-            check_rows_to_predict(X, self.coef.shape[0], model="linear model") @ self.coef + self.intercept
+            check_rows_to_predict(X, self.coef.shape[-1], model="linear model") @ self.coef.T + self.intercept
         )
         return result
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        """The parameters (coef, then intercept) as one array, so tools such as the auditor can use them."""
+        """The parameters (coef row by row, then the intercepts) as one array, so tools such as the auditor can use
+        them."""
         return np.append(self.coef, self.intercept).astype(dtype or np.float64)
 
     def __repr__(self) -> str:
+        intercept = (
+            np.array2string(np.asarray(self.intercept), precision=4)
+            if self.coef.ndim == 2
+            else (f"{self.intercept:.4g}")
+        )
         return (
-            f"LinearModel(coef={np.array2string(self.coef, precision=4)}, intercept={self.intercept:.4g}, "
+            f"LinearModel(coef={np.array2string(self.coef, precision=4)}, intercept={intercept}, "
             f"method={self.method!r})"
         )
 
@@ -213,11 +242,20 @@ class SufficientStatistics:
         The statistics, each part scaled so that the whole vector has sensitivity 1 (see :class:`LinearRegression`).
     n, d : int
         Number of records and features (public under replace-one).
+    n_outputs : int or None
+        t, the number of columns of a 2-D y; ``None`` for a 1-D y (one output, released as a 1-D model). Public: it
+        is the shape of the data.
     """
 
     vector: np.ndarray
     n: int
     d: int
+    n_outputs: int | None = None
+
+    @property
+    def t(self) -> int:
+        """The number of outputs (1 for a 1-D y)."""
+        return 1 if self.n_outputs is None else self.n_outputs
 
 
 @attrs.frozen(kw_only=True)
@@ -235,8 +273,10 @@ class LinearRegression(DPMech):
         (Zhang et al. 2012), Laplace noise on the coefficients of the squared-error polynomial; pure ε-DP.
     data_norm : float
         Public bound B_x on the L2 norm of a feature row. Required; rows with a larger norm are scaled down to it.
-    label_bound : float or (float, float)
-        Public bound on the labels: B for [-B, B], or (low, high). Required; labels are clipped to it.
+    label_bound : float, (float, float) or sequence of t (float, float)
+        Public bound on the labels: B for [-B, B], or (low, high). Required; labels are clipped to it. With a 2-D
+        y of shape (n, t) (t outputs) the bound holds for every output, or pass one (low, high) pair per output
+        (a sequence of t pairs or an array of shape (t, 2)).
     fit_intercept : bool, default True
         Fit an (unpenalised) intercept. The sums Σx and Σy are released together with XᵀX and Xᵀy and the system
         is centred afterwards (post-processing), which costs far less than appending a constant feature inside the
@@ -289,6 +329,22 @@ class LinearRegression(DPMech):
     and non-positive directions are trimmed, as Zhang et al. recommend; without the ridge the error is not
     monotone in ε. The intercept is eliminated exactly as for AdaSSP.
 
+    **Several outputs.** A y of shape (n, t) releases t regressions on the same features in *one* Response (one
+    charge of (ε, δ)); the model's ``coef`` has shape (t, d), one row per output as in scikit-learn (also for
+    t = 1, while a 1-D y gives a 1-D model). Every output is normalised with its ``label_bound`` (shared, or one
+    pair per output), so tⱼ ∈ [-1, 1] and
+    the label vector of a record has ‖t‖₂ ≤ √t and ‖t‖₁ ≤ t. The feature statistics (A, s, λ_min) do not involve
+    y and keep their sensitivities. Proof of the label parts under replace-one: Xᵀy becomes the d×t block
+    B = Σ z tᵀ; replacing (z, t) by (z′, t′) changes it by ztᵀ − z′t′ᵀ with ‖ztᵀ‖_F = ‖z‖₂‖t‖₂ ≤ √t, so
+    ‖ΔB‖_F ≤ 2√t; likewise ‖Δu‖₂ = ‖t − t′‖₂ ≤ 2√t for u = Σ t. AdaSSP therefore scales B and u by
+    √w/(2√t) instead of √w/2 (the joint vector keeps L2 sensitivity 1, so more outputs cost noise on the label
+    parts only, growing like √t). For the functional mechanism the t objectives Σᵢ(tᵢⱼ − zᵢᵀθⱼ − θ₀ⱼ)² share
+    their quadratic coefficients (Σ zzᵀ and n, released once), and a record contributes Σⱼ 2|tⱼ|‖z‖₁ ≤ 2t√d to
+    the t·d coefficients −2Σtⱼz and Σⱼ 2|tⱼ| ≤ 2t to the t coefficients −2Σtⱼ, so the linear block's L1
+    sensitivity is 4t√d (+ 4√d + 4t with an intercept): it grows linearly in t. For t = 1 both reduce to the
+    one-output constants (the release is then bit for bit that of the 1-D y with the same seed). The label means
+    are shrunk jointly (post-processing) and every output gets the same ridge.
+
     Deliberate divergence from diffprivlib 0.6.6, whose ``LinearRegression`` (functional mechanism) uses
     ``bounds_X[0][i]`` twice for the diagonal sensitivity (no noise when a lower bound is 0; diffprivlib #105) and
     minimises the noisy, possibly unbounded, objective without a ridge.
@@ -315,7 +371,7 @@ class LinearRegression(DPMech):
 
     method: Literal["adassp", "functional"] = attrs.field(default="adassp", validator=_method)
     data_norm: float = attrs.field(default=None, converter=_data_norm)
-    label_bound: tuple[float, float] = attrs.field(default=None, converter=_label_bound)
+    label_bound: LabelBound = attrs.field(default=None, converter=_label_bound)
     fit_intercept: bool = attrs.field(default=True, validator=_bool)
     reg_lambda: float | str = attrs.field(default="auto", converter=_reg_lambda)
     target: Any = attrs.field(init=False, repr=False, eq=False, default=attrs.Factory(_prepare_target, takes_self=True))
@@ -332,7 +388,8 @@ class LinearRegression(DPMech):
     def normalise(self, data: Any) -> tuple[np.ndarray, np.ndarray]:
         """The normalised records (z, t): rows of L2 norm ≤ 1, labels in [-1, 1], on the exact-sum grid.
 
-        The input is never modified.
+        ``t`` has the shape of y ((n,) or (n, t), every output normalised with the same ``label_bound``). The input
+        is never modified.
         """
         X, y = _supervised(data)
         return self._normalise(X, y, X.shape[0])
@@ -343,9 +400,25 @@ class LinearRegression(DPMech):
         # toward zero onto multiples of 2⁻ᵇ, so every sum below is exact in float64 (see record_bits).
         bits = record_bits(n, degree=2)
         Z = np.ldexp(grid_rows(clip_rows_to_norm(X, self.data_norm), bits), -bits)
-        low, high = self.label_bound
-        t = np.clip((y - (low + high) / 2.0) / ((high - low) / 2.0), -1.0, 1.0)
+        mid, half = self._label_scale()
+        t = np.clip((y - mid) / half, -1.0, 1.0)
         return Z, np.ldexp(np.trunc(np.ldexp(t, bits)), -bits)
+
+    def _label_scale(self) -> tuple[Any, Any]:
+        """Midpoint and half-width of ``label_bound``: floats, or arrays (t,) for per-output bounds."""
+        bounds = np.asarray(self.label_bound, dtype=np.float64)
+        if bounds.ndim == 1:
+            low, high = self.label_bound
+            return (low + high) / 2.0, (high - low) / 2.0  # type: ignore[operator]
+        return (bounds[:, 0] + bounds[:, 1]) / 2.0, (bounds[:, 1] - bounds[:, 0]) / 2.0
+
+    def _check_outputs(self, t: int) -> None:
+        """Per-output bounds must match y's number of outputs (public: the shape of y)."""
+        if isinstance(self.label_bound[0], tuple) and len(self.label_bound) != t:
+            raise ValueError(
+                f"LinearRegression has {len(self.label_bound)} per-output label bounds but y has {t} output(s). "
+                "Pass one (low, high) pair per column of y, or a single bound for every output."
+            )
 
     @staticmethod
     def _shrink(n: int, coefficient_norm: float) -> float:
@@ -382,13 +455,18 @@ class LinearRegression(DPMech):
         if is_out_of_core(data):
             # Two passes: n first (it sets the exact-sum grid), then the partial sums per block. On the grid every
             # sum is exact, so the totals equal the in-memory ones bit for bit.
+            # The width of y is read from the sums: a y of one column is released as a 1-D model.
             n = n_rows(data)
             A, b, s, u = map_reduce(data, functools.partial(self._block_sums, n=n))
-            d = A.shape[0]
+            d, t = b.shape
+            n_outputs = None if t == 1 else t
         else:
-            Z, t = self.normalise(data)
+            Z, labels = self.normalise(data)
+            n_outputs = None if labels.ndim == 1 else labels.shape[1]
+            labels = labels.reshape(labels.shape[0], -1)  # every sum is exact, so a 1-D y gives the same bits
             n, d = Z.shape
-            A, b, s, u = Z.T @ Z, Z.T @ t, Z.sum(axis=0), np.array([t.sum()])
+            t = labels.shape[1]
+            A, b, s, u = Z.T @ Z, Z.T @ labels, Z.sum(axis=0), labels.sum(axis=0)
         if self.fit_intercept and n < 2:
             raise ValueError("LinearRegression with fit_intercept=True needs at least 2 records.")
         rows, cols = np.triu_indices(d)
@@ -398,28 +476,33 @@ class LinearRegression(DPMech):
             scatter = A - np.outer(sums[0], sums[0]) / n if sums else A
             lambda_min = float(np.linalg.eigvalsh(scatter)[0])
         if self.method == "functional":
-            scale_lambda, scale_quadratic, scale_linear = self._fm_scales(n, d)
+            scale_lambda, scale_quadratic, scale_linear = self._fm_scales(n, d, t)
             # ×2 and ×(−2) are exact; one multiplication by a shrunk reciprocal is the only rounding (L1 norm).
             quadratic = np.where(rows == cols, 1.0, 2.0) * A[rows, cols]
-            linear = np.concatenate([-2.0 * b] + ([2.0 * sums[0], -2.0 * sums[1]] if sums else []))
+            linear = np.concatenate([-2.0 * b.ravel()] + ([2.0 * sums[0], -2.0 * sums[1]] if sums else []))
             gamma = self._shrink(n, quadratic.size / scale_quadratic + linear.size / scale_linear)
             parts = [quadratic * (gamma / scale_quadratic), linear * (gamma / scale_linear)]
             if lambda_min is not None:
                 parts.insert(0, np.array([lambda_min / scale_lambda]))
-            return SufficientStatistics(vector=np.concatenate(parts), n=n, d=d)
+            return SufficientStatistics(vector=np.concatenate(parts), n=n, d=d, n_outputs=n_outputs)
         w = self._weights()
-        blocks = [(A[rows, cols], math.sqrt(w["gram"] / 2.0)), (b, math.sqrt(w["cross"]) / 2.0)]
+        label_part = _label_l2_sensitivity(t)
+        blocks = [(A[rows, cols], math.sqrt(w["gram"] / 2.0)), (b.ravel(), math.sqrt(w["cross"]) / label_part)]
         if sums:
-            blocks += [(sums[0], math.sqrt(w["feature_sum"]) / 2.0), (sums[1], math.sqrt(w["label_sum"]) / 2.0)]
+            blocks += [
+                (sums[0], math.sqrt(w["feature_sum"]) / 2.0),
+                (sums[1], math.sqrt(w["label_sum"]) / label_part),
+            ]
         gamma = self._shrink(n, math.sqrt(math.fsum(c * c * v.size for v, c in blocks)))
         parts = [v * (gamma * c) for v, c in blocks]
         if lambda_min is not None:
             parts.insert(0, np.array([math.sqrt(w["lambda"]) * lambda_min / self._lambda_sensitivity(n, d)]))
-        return SufficientStatistics(vector=np.concatenate(parts), n=n, d=d)
+        return SufficientStatistics(vector=np.concatenate(parts), n=n, d=d, n_outputs=n_outputs)
 
     def _block_sums(self, block: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        Z, t = self._normalise(*_supervised(block), n)
-        return Z.T @ Z, Z.T @ t, Z.sum(axis=0), np.array([t.sum()])
+        Z, labels = self._normalise(*_supervised(block), n)
+        labels = labels.reshape(labels.shape[0], -1)
+        return Z.T @ Z, Z.T @ labels, Z.sum(axis=0), labels.sum(axis=0)
 
     def _lambda_sensitivity(self, n: int, d: int) -> float:
         # Weyl: λ_min(A) moves by at most ‖zzᵀ − z′z′ᵀ‖₂ ≤ 1. The scatter matrix S = Σ(z − z̄)(z − z̄)ᵀ loses
@@ -429,13 +512,13 @@ class LinearRegression(DPMech):
         bound = 4.0 * n / (n - 1) if self.fit_intercept else 1.0
         return bound + 64.0 * (d + 1) * n * 2.0**-52
 
-    def _fm_scales(self, n: int, d: int) -> tuple[float, float, float]:
+    def _fm_scales(self, n: int, d: int, t: int = 1) -> tuple[float, float, float]:
         """Divisors Δ_part/share that give the functional mechanism's parts a joint L1 sensitivity of exactly 1."""
         shares = dict(FM_SHARES)
         if self.reg_lambda != "auto":
             del shares["lambda"]
         total = math.fsum(shares.values())
-        quadratic, linear = _fm_sensitivity(d, self.fit_intercept)
+        quadratic, linear = _fm_sensitivity(d, self.fit_intercept, t)
         scale_lambda = self._lambda_sensitivity(n, d) * total / shares["lambda"] if "lambda" in shares else math.inf
         return scale_lambda, quadratic * total / shares["quadratic"], linear * total / shares["linear"]
 
@@ -444,8 +527,13 @@ class LinearRegression(DPMech):
     def _check_dataset(self, X: Any) -> Any:
         """Form and size of (X, y), public under replace-one, checked before any budget is charged."""
         if is_out_of_core(X):
+            if isinstance(self.label_bound[0], tuple):  # per-output bounds: read y's width from the first block
+                block = first_block(X)
+                width = np.shape(block[1]) if isinstance(block, tuple) and len(block) == 2 else ()
+                self._check_outputs(width[1] if len(width) == 2 else 1)
             return X
-        rows, _ = _public_form(X)
+        rows, labels = _public_form(X)
+        self._check_outputs(1 if labels.ndim == 1 else labels.shape[1])
         if self.fit_intercept and rows.shape[0] < 2:
             raise ValueError(
                 f"LinearRegression with fit_intercept=True needs at least 2 records; got n_samples = {rows.shape[0]}."
@@ -480,7 +568,11 @@ class LinearRegression(DPMech):
 
     def _release(self, value: SufficientStatistics, privacy_params: Eps, rng: np.random.Generator) -> LinearModel:
         coef, intercept, ridge = self._releases(value, privacy_params, rng, 1)
-        return LinearModel(coef=coef[0], intercept=float(intercept[0]), reg_lambda=float(ridge[0]), method=self.method)
+        if value.n_outputs is None:  # a 1-D y: a 1-D model
+            return LinearModel(
+                coef=coef[0, 0], intercept=float(intercept[0, 0]), reg_lambda=float(ridge[0]), method=self.method
+            )
+        return LinearModel(coef=coef[0], intercept=intercept[0].copy(), reg_lambda=float(ridge[0]), method=self.method)
 
     def _sample_many(
         self, value: SufficientStatistics, privacy_params: Eps, rng: np.random.Generator, n: int
@@ -490,7 +582,7 @@ class LinearRegression(DPMech):
         The same code path as a release (a release is the batch of one); all the noise is drawn at once.
         """
         coef, intercept, _ = self._releases(value, privacy_params, rng, n)
-        return np.concatenate([coef, intercept[:, None]], axis=1)
+        return np.concatenate([coef.reshape(n, -1), intercept], axis=1)
 
     # ---- randomisation and post-processing, for a batch of independent releases -------------------------------
 
@@ -504,7 +596,7 @@ class LinearRegression(DPMech):
             noisy = noise._perturb(stack, Eps(privacy_params.epsilon), rng)[:, 0, :]
             A, b, sums, ridge = self._functional_system(noisy, value, privacy_params)
             # Laplace of scale Δ/ε on the coefficients 2s and −2u: each sum has noise standard deviation Δ/(√2·ε).
-            scale = self._fm_scales(value.n, value.d)[2] * self.sensitivity / privacy_params.epsilon
+            scale = self._fm_scales(value.n, value.d, value.t)[2] * self.sensitivity / privacy_params.epsilon
             sum_sigmas = (scale / math.sqrt(2.0), scale / math.sqrt(2.0))
         else:
             noise = Gaussian(target=_no_target, sensitivity=self.sensitivity)
@@ -513,7 +605,8 @@ class LinearRegression(DPMech):
             A, b, sums, ridge = self._adassp_system(noisy, value, sigma, privacy_params)
             w = self._weights()
             if sums is not None:
-                sum_sigmas = (2.0 * sigma / math.sqrt(w["feature_sum"]), 2.0 * sigma / math.sqrt(w["label_sum"]))
+                label_part = _label_l2_sensitivity(value.t)
+                sum_sigmas = (2.0 * sigma / math.sqrt(w["feature_sum"]), label_part * sigma / math.sqrt(w["label_sum"]))
         n = value.n
         if sums is not None:
             # Minimising over the intercept first leaves the centred system (Σ(z − z̄)(z − z̄)ᵀ)θ = Σ(z − z̄)t;
@@ -522,22 +615,22 @@ class LinearRegression(DPMech):
             # ε this keeps the noise of the sums from throwing the intercept far outside the labels' range.
             mean_z = _shrink(sums[0] / n, sum_sigmas[0] / n)  # pyright: ignore[reportPossiblyUnboundVariable]  # set with sums
             mean_z /= np.maximum(np.linalg.norm(mean_z, axis=1), 1.0)[:, None]
+            # The t label means are shrunk jointly (one James–Stein step on the vector of means; t = 1 as before).
             mean_t = np.clip(
-                _shrink(sums[1][:, None] / n, sum_sigmas[1] / n)[:, 0],  # pyright: ignore[reportPossiblyUnboundVariable]
+                _shrink(sums[1] / n, sum_sigmas[1] / n),  # pyright: ignore[reportPossiblyUnboundVariable]
                 -1.0,
                 1.0,
             )
             A = A - n * np.einsum("ni,nj->nij", mean_z, mean_z)
-            b = b - n * mean_z * mean_t[:, None]
+            b = b - n * mean_z[:, :, None] * mean_t[:, None, :]
         theta = _ridge_solve(A, b, ridge)
-        low, high = self.label_bound
-        mid, half = (low + high) / 2.0, (high - low) / 2.0
-        coef = half * theta / self.data_norm
+        mid, half = self._label_scale()
+        coef = np.swapaxes(half * theta / self.data_norm, 1, 2)  # (releases, t, d): one row per output
         if sums is not None:
             # mean_t and mean_z were set above under the same condition.
-            intercept = mid + half * (mean_t - np.einsum("ni,ni->n", theta, mean_z))  # pyright: ignore[reportPossiblyUnboundVariable]
+            intercept = mid + half * (mean_t - np.einsum("nit,ni->nt", theta, mean_z))  # pyright: ignore[reportPossiblyUnboundVariable]
         else:
-            intercept = np.full(n_releases, mid)
+            intercept = np.broadcast_to(mid, (n_releases, value.t)).astype(np.float64)
         return coef, intercept, ridge
 
     def _adassp_system(
@@ -547,12 +640,16 @@ class LinearRegression(DPMech):
         d = value.d
         m = d * (d + 1) // 2
         offset = 1 if "lambda" in w else 0
+        t, label_part = value.t, _label_l2_sensitivity(value.t)
         A = _symmetric(noisy[:, offset : offset + m] * (math.sqrt(2.0) / math.sqrt(w["gram"])), d)
-        b = noisy[:, offset + m : offset + m + d] * (2.0 / math.sqrt(w["cross"]))
+        b = (noisy[:, offset + m : offset + m + d * t] * (label_part / math.sqrt(w["cross"]))).reshape(-1, d, t)
         sums = None
         if self.fit_intercept:
-            rest = noisy[:, offset + m + d :]
-            sums = (rest[:, :d] * (2.0 / math.sqrt(w["feature_sum"])), rest[:, d] * (2.0 / math.sqrt(w["label_sum"])))
+            rest = noisy[:, offset + m + d * t :]
+            sums = (
+                rest[:, :d] * (2.0 / math.sqrt(w["feature_sum"])),
+                rest[:, d : d + t] * (label_part / math.sqrt(w["label_sum"])),
+            )
         if "lambda" in w:
             delta_lambda = self._lambda_sensitivity(value.n, d)
             sigma_lambda = sigma * delta_lambda / math.sqrt(w["lambda"])
@@ -569,17 +666,17 @@ class LinearRegression(DPMech):
     def _functional_system(
         self, noisy: np.ndarray, value: SufficientStatistics, privacy_params: Eps
     ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None, np.ndarray]:
-        d = value.d
-        scale_lambda, quadratic, linear = self._fm_scales(value.n, d)
+        d, t = value.d, value.t
+        scale_lambda, quadratic, linear = self._fm_scales(value.n, d, t)
         offset = 1 if math.isfinite(scale_lambda) else 0
         m = d * (d + 1) // 2
         rows, cols = np.triu_indices(d)
         A = _symmetric(noisy[:, offset : offset + m] * quadratic / np.where(rows == cols, 1.0, 2.0), d)
         coefficients = noisy[:, offset + m :] * linear
-        b = -coefficients[:, :d] / 2.0
+        b = (-coefficients[:, : d * t] / 2.0).reshape(-1, d, t)
         sums = None
         if self.fit_intercept:
-            sums = (coefficients[:, d : 2 * d] / 2.0, -coefficients[:, 2 * d] / 2.0)
+            sums = (coefficients[:, d * t : d * t + d] / 2.0, -coefficients[:, d * t + d :] / 2.0)
         if self.reg_lambda == "auto":
             # Standard deviation of an off-diagonal noise entry of Â (the bulk of the matrix): the coefficient
             # 2Aⱼₗ gets Lap(quadratic/ε), so Aⱼₗ has standard deviation quadratic/(√2·ε); AdaSSP's bound on the
@@ -624,14 +721,24 @@ FM_SHARES = {"lambda": 0.1, "quadratic": 0.45, "linear": 0.45}
 quadratic coefficients (XᵀX) and the linear ones (Xᵀy and, with an intercept, the sums)."""
 
 
-def _fm_sensitivity(d: int, fit_intercept: bool) -> tuple[float, float]:
-    """Replace-one L1 sensitivities of the quadratic and the linear coefficients for ‖z‖₂ ≤ 1, |t| ≤ 1.
+def _label_l2_sensitivity(t: int) -> float:
+    """Replace-one L2 sensitivity of Xᵀy (d×t, Frobenius) and of Σy for t outputs in [-1, 1] and ‖z‖₂ ≤ 1: 2√t.
 
-    One record contributes ‖z‖₁² ≤ d to the quadratic ones and 2|t|‖z‖₁ (+ 2‖z‖₁ + 2|t| with an intercept)
-    ≤ 2√d (+ 2√d + 2) to the linear ones; a replacement moves each block by at most twice that.
+    ‖ztᵀ − z′t′ᵀ‖_F ≤ ‖z‖₂‖t‖₂ + ‖z′‖₂‖t′‖₂ ≤ 2√t and ‖t − t′‖₂ ≤ 2√t; 2·√1 = 2 exactly, so t = 1 is the
+    one-output constant bit for bit.
+    """
+    return 2.0 * math.sqrt(t)
+
+
+def _fm_sensitivity(d: int, fit_intercept: bool, t: int = 1) -> tuple[float, float]:
+    """Replace-one L1 sensitivities of the quadratic and the linear coefficients for ‖z‖₂ ≤ 1, every |tⱼ| ≤ 1.
+
+    One record contributes ‖z‖₁² ≤ d to the quadratic ones (shared by the t outputs) and Σⱼ 2|tⱼ|‖z‖₁
+    (+ 2‖z‖₁ + Σⱼ 2|tⱼ| with an intercept) ≤ 2t√d (+ 2√d + 2t) to the linear ones; a replacement moves each
+    block by at most twice that. t = 1 gives 4√d (+ 4√d + 4).
     """
     root = math.sqrt(d)
-    return 2.0 * d, (2.0 * (4.0 * root + 2.0) if fit_intercept else 4.0 * root)
+    return 2.0 * d, (4.0 * (t * root + root + t) if fit_intercept else 4.0 * t * root)
 
 
 def _symmetric(upper: np.ndarray, p: int) -> np.ndarray:
@@ -644,11 +751,12 @@ def _symmetric(upper: np.ndarray, p: int) -> np.ndarray:
 
 
 def _ridge_solve(A: np.ndarray, b: np.ndarray, ridge: np.ndarray) -> np.ndarray:
-    """θ = (A + ridge·I)⁻¹ b per stacked system, on the positive part of the spectrum (the rest is trimmed)."""
+    """θ = (A + ridge·I)⁻¹ b per stacked system (b of shape (n, p, t): t right-hand sides), on the positive part
+    of the spectrum (the rest is trimmed)."""
     p = A.shape[-1]
     values, vectors = np.linalg.eigh(A + ridge[:, None, None] * np.eye(p))
     keep = values > np.maximum(values.max(axis=1, keepdims=True), 0.0) * 1e-12
     inverse = np.where(keep, 1.0 / np.where(keep, values, 1.0), 0.0)
-    projected = np.einsum("nij,ni->nj", vectors, b) * inverse
-    result: np.ndarray = np.einsum("nij,nj->ni", vectors, projected)
+    projected = np.einsum("nij,nit->njt", vectors, b) * inverse[:, :, None]
+    result: np.ndarray = np.einsum("nij,njt->nit", vectors, projected)
     return result

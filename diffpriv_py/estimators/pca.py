@@ -139,6 +139,10 @@ class ClippedGram:
 # ---- the released model -----------------------------------------------------------------------------------------
 
 
+_MODEL_VARIANCE_FLOOR = 1e-6
+"""Smallest variance of a released probabilistic PCA model, relative to its largest (keeps it proper under noise)."""
+
+
 def _read_only(value: Any) -> np.ndarray:
     out = np.array(value, dtype=np.float64)
     out.setflags(write=False)
@@ -164,6 +168,10 @@ class PCAModel:
         For the Gaussian methods: the k largest eigenvalues of the noisy second-moment matrix, in the units of the
         data (estimates of the eigenvalues of the uncentred XᵀX/n after clipping), free post-processing of the
         release. ``None`` for ``"ppca"``, which releases no eigenvalues.
+    total_variance : float or None
+        For the Gaussian methods: the trace of the same noisy matrix in the same units (the sum of *all* its
+        eigenvalues), free post-processing; ``None`` for ``"ppca"``. It gives :attr:`explained_variance_ratio`
+        and :attr:`noise_variance`.
     method : str
         The method that produced the release.
     exact : bool
@@ -176,6 +184,7 @@ class PCAModel:
     explained_variance: np.ndarray | None = attrs.field(default=None, converter=_read_only_or_none)
     method: str = "ppca"
     exact: bool = True
+    total_variance: float | None = None
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """``np.asarray(model)`` is the d×k ``components`` matrix."""
@@ -192,6 +201,110 @@ class PCAModel:
         """d, the dimension of the data."""
         result: int = self.components.shape[0]
         return result
+
+    # ---- the probabilistic PCA model (Tipping & Bishop 1999) of the release: post-processing only -------------
+
+    @property
+    def explained_variance_ratio(self) -> np.ndarray | None:
+        """Share of the noisy total variance along each component (Gaussian methods; ``None`` for ``"ppca"``).
+
+        ``explained_variance / total_variance``, the noisy trace floored at the sum of the kept (positive)
+        eigenvalues so that the shares stay in [0, 1]. Post-processing of the release.
+        """
+        if self.explained_variance is None or self.total_variance is None:
+            return None
+        kept = np.maximum(self.explained_variance, 0.0)
+        total = max(self.total_variance, float(kept.sum()))
+        result: np.ndarray = kept / total if total > 0 else np.zeros_like(kept)
+        return result
+
+    @property
+    def _variance_floor(self) -> float:
+        # The noise can push the discarded eigenvalues' mean (or, for k = d, an eigenvalue) to 0 or below, which
+        # would make the model improper; its variances are floored at a tiny fraction of the largest one instead.
+        top = 0.0 if self.explained_variance is None else float(self.explained_variance.max(initial=0.0))
+        return _MODEL_VARIANCE_FLOOR * top
+
+    @property
+    def noise_variance(self) -> float | None:
+        """σ² of the probabilistic PCA model: the mean of the d − k discarded noisy eigenvalues.
+
+        As scikit-learn's ``noise_variance_`` (0 when k = d), floored at 10⁻⁶ times the largest released
+        variance so that the model stays proper when the noise makes that mean ≤ 0; ``None`` for ``"ppca"``.
+        Post-processing.
+        """
+        if self.explained_variance is None:
+            return None
+        rest = self.n_features - self.n_components
+        if rest == 0:
+            return 0.0
+        if self.total_variance is None:
+            return None
+        return max((self.total_variance - float(self.explained_variance.sum())) / rest, self._variance_floor)
+
+    def _model_variances(self, method: str) -> tuple[np.ndarray, float]:
+        variances, noise = self.explained_variance, self.noise_variance
+        if variances is not None and noise is not None and not self._variance_floor > 0:
+            raise ValueError(
+                f"{method}: every released variance is <= 0 ({np.round(variances, 6).tolist()}): the noise swamped "
+                "the data's spread, so there is no probabilistic PCA model. Release with a larger epsilon."
+            )
+        if variances is None or noise is None:
+            raise ValueError(
+                f"{method} needs the variances of the probabilistic PCA model, but a {self.method!r} release has no "
+                "eigenvalues: PPCA samples a subspace only (releasing its variances would cost extra budget). Use "
+                "method='analyze_gauss' (or 'mod_sulq'), whose release includes the noisy eigenvalues and their "
+                "total, or use transform and inverse_transform, which need the subspace only."
+            )
+        return variances, noise
+
+    def get_covariance(self) -> np.ndarray:
+        """The model covariance W·diag(λ − σ²)₊·Wᵀ + σ²·I (d×d) of Tipping & Bishop's PPCA, as scikit-learn.
+
+        W are the released ``components``, λ the ``explained_variance`` and σ² the :attr:`noise_variance`; the
+        mean is 0 (the components are those of the uncentred second moment). Post-processing of the release.
+        Raises ValueError for a ``"ppca"`` release, which has no eigenvalues.
+        """
+        variances, noise = self._model_variances("get_covariance")
+        spread = np.maximum(variances - noise, 0.0) if noise > 0 else np.maximum(variances, self._variance_floor)
+        result: np.ndarray = (self.components * spread) @ self.components.T + noise * np.eye(self.n_features)
+        return result
+
+    def get_precision(self) -> np.ndarray:
+        """The inverse of :meth:`get_covariance` (d×d), by the matrix inversion lemma when σ² > 0 (as scikit-learn).
+
+        For k = d (σ² = 0) the variances are floored at 10⁻⁶ times the largest, so the model is always proper.
+        """
+        variances, noise = self._model_variances("get_precision")
+        if noise > 0:
+            # (σ²I + W D Wᵀ)⁻¹ = (I − W diag(D/(D + σ²)) Wᵀ)/σ² for orthonormal W.
+            spread = np.maximum(variances - noise, 0.0)
+            shrink = spread / (spread + noise)
+            result: np.ndarray = (np.eye(self.n_features) - (self.components * shrink) @ self.components.T) / noise
+            return result
+        # k = d: W is square and orthogonal, so the covariance W·diag(λ)·Wᵀ inverts eigenvalue by eigenvalue.
+        floored = np.maximum(variances, self._variance_floor)
+        inverse: np.ndarray = (self.components / floored) @ self.components.T
+        return inverse
+
+    def score_samples(self, X: Any) -> np.ndarray:
+        """Log-likelihood of each row of ``X`` under the model N(0, :meth:`get_covariance`), as scikit-learn.
+
+        −½(xᵀPx + d·ln 2π − ln det P) with P = :meth:`get_precision`. Reads only ``X`` and the release: no privacy
+        cost for the training data (scoring *other* private data is a computation on those data, not a release).
+        """
+        data = check_rows_to_predict(X, self.n_features, model="PCA model")
+        precision = self.get_precision()
+        sign, logdet = np.linalg.slogdet(precision)
+        if sign <= 0:  # pragma: no cover - get_precision returns a positive definite matrix
+            raise ValueError("The model precision is not positive definite.")
+        quadratic = np.einsum("ij,ij->i", data @ precision, data)
+        result: np.ndarray = -0.5 * (quadratic + self.n_features * math.log(2.0 * math.pi) - logdet)
+        return result
+
+    def score(self, X: Any) -> float:
+        """The average log-likelihood of the rows of ``X`` (the mean of :meth:`score_samples`), as scikit-learn."""
+        return float(np.mean(self.score_samples(X)))
 
     def transform(self, X: Any) -> np.ndarray:
         """Coordinates of the rows of ``X`` in the released subspace: ``X @ components`` (no centring)."""
@@ -551,7 +664,11 @@ class PCA(DPMech):
         noisy, scale = self._noisy_second_moment(value, privacy_params, rng, 1)
         values, vectors = _top_eigenpairs(noisy[0], self.k)
         return PCAModel(
-            components=_canonical_signs(vectors), explained_variance=values * scale, method=self.method, exact=True
+            components=_canonical_signs(vectors),
+            explained_variance=values * scale,
+            method=self.method,
+            exact=True,
+            total_variance=float(np.trace(noisy[0])) * scale,
         )
 
     def _sample_many(self, value: SecondMoment, privacy_params: Eps, rng: np.random.Generator, n: int) -> np.ndarray:

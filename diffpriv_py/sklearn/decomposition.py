@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -14,12 +16,40 @@ from ._base import DPEstimator
 __all__ = ["PCA"]
 
 
-class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
-    """Differentially private PCA with the scikit-learn API (``fit``, ``transform``, ``fit_transform``).
+def _has_eigenvalues(estimator: PCA) -> None:
+    """The probabilistic PCA model needs eigenvalues, which a ``"ppca"`` release lacks (decided by the parameter)."""
+    if estimator.method == "ppca":
+        raise AttributeError(
+            "PCA(method='ppca') has no get_covariance, get_precision, score or score_samples: PPCA releases a "
+            "subspace only, without the eigenvalues (variances) the probabilistic PCA model needs, and releasing "
+            "them would cost extra budget. Use method='analyze_gauss' (with delta > 0), whose release includes the "
+            "noisy eigenvalues and their total; transform and inverse_transform work for every method."
+        )
 
-    ``fit`` makes one private release with :class:`diffpriv_py.estimators.PCA`; ``transform`` is then free
-    post-processing. Built on scikit-learn's estimator machinery: ``clone``, ``Pipeline``, ``set_output`` and
-    ``get_feature_names_out`` work as for its own PCA.
+
+class _NeedsEigenvalues:
+    """A method that exists only when the release has eigenvalues: on a ``"ppca"`` PCA, ``hasattr`` is False and
+    accessing it raises AttributeError saying why and which method to use (scikit-learn's ``available_if`` would
+    hide that message behind a generic one)."""
+
+    def __init__(self, method: Callable[..., Any]) -> None:
+        self.method = method
+        self.__doc__ = method.__doc__
+
+    def __get__(self, instance: Any, owner: Any = None) -> Callable[..., Any]:
+        if instance is None:
+            return self.method
+        _has_eigenvalues(instance)
+        return types.MethodType(self.method, instance)
+
+
+class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
+    """Differentially private PCA with the scikit-learn API (``fit``, ``transform``, ``fit_transform``, ``score``).
+
+    ``fit`` makes one private release with :class:`diffpriv_py.estimators.PCA`; ``transform``,
+    ``inverse_transform``, ``get_covariance``, ``get_precision``, ``score_samples`` and ``score`` are then free
+    post-processing of that release (they never read the training data again). Built on scikit-learn's estimator
+    machinery: ``clone``, ``Pipeline``, ``set_output`` and ``get_feature_names_out`` work as for its own PCA.
 
     Parameters
     ----------
@@ -35,9 +65,12 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         See :class:`diffpriv_py.estimators.PCA`.
     data_norm : float
         Public bound on the rows' Euclidean norm; required (rows above it are clipped). Never taken from the data.
+    sampler : {"auto", "gibbs"}, default "auto"
+        PPCA's sampler, passed to :class:`~diffpriv_py.estimators.PCA`: ``"auto"`` draws exactly (the guarantee
+        is proven); ``"gibbs"`` is an unproven opt-in that releases a finite Gibbs chain's state and warns
+        (``model_.exact`` is then False). Ignored by the Gaussian methods.
     n_sweeps : int, optional
-        Passed to :class:`~diffpriv_py.estimators.PCA`, where only the opt-in Gibbs sampler uses it; the facade
-        always releases with PPCA's default, proven sampler, so it has no effect here.
+        Sweeps of the ``"gibbs"`` sampler (passed to :class:`~diffpriv_py.estimators.PCA`); unused otherwise.
     rng : None, int or numpy Generator
         ``None`` (default) for secure randomness; an int seed only for reproducible experiments.
     accountant : Accountant, optional
@@ -48,7 +81,15 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
     components_ : ndarray of shape (n_components, n_features)
         The released orthonormal directions, one per row (scikit-learn's layout).
     explained_variance_ : ndarray of shape (n_components,) or None
-        Noisy uncentred second moments along the components for the Gaussian methods; ``None`` for ``"ppca"``.
+        Noisy uncentred second moments along the components (the top noisy eigenvalues, in data units) for the
+        Gaussian methods. ``None`` for ``"ppca"``: the exponential mechanism samples a subspace and releases no
+        eigenvalues; estimating them would need a second release with its own share of the budget.
+    explained_variance_ratio_ : ndarray of shape (n_components,) or None
+        ``explained_variance_`` over the noisy total variance (the trace of the noisy matrix); ``None`` for
+        ``"ppca"``.
+    noise_variance_ : float or None
+        σ² of the probabilistic PCA model: the mean of the d − k discarded noisy eigenvalues, floored at 0 (0 when
+        k = d); ``None`` for ``"ppca"``.
     n_components_, n_features_in_ : int
     feature_names_in_ : ndarray of str
         Set when ``X`` has column names; ``transform`` then refuses columns in another order.
@@ -62,6 +103,17 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
     Privacy claim, neighbouring relation (replace-one) and calibration: see :class:`diffpriv_py.estimators.PCA`.
     The components are those of the *uncentred* second-moment matrix and ``transform`` does not subtract a mean;
     put a centring step with a public mean in front in a Pipeline if needed. ``y`` is ignored.
+
+    ``get_covariance``, ``get_precision``, ``score_samples`` and ``score`` are those of scikit-learn's PCA: the
+    probabilistic PCA model of Tipping & Bishop (1999), N(0, W·diag(λ − σ²)₊·Wᵀ + σ²I) with W the released
+    components, λ ``explained_variance_`` and σ² ``noise_variance_`` (mean 0, as the components are uncentred;
+    scikit-learn uses the centred covariance with an n − 1 denominator, here the uncentred XᵀX/n of the clipped
+    rows). They are post-processing, so they cost no privacy. They exist for the Gaussian methods only: with
+    ``method="ppca"`` they raise AttributeError (``hasattr`` is False) saying to use ``"analyze_gauss"``.
+
+    References
+    ----------
+    Tipping, M. E. & Bishop, C. M. (1999). Probabilistic principal component analysis. JRSS B 61(3).
 
     Examples
     --------
@@ -81,6 +133,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         delta: float = 0.0,
         method: Literal["ppca", "analyze_gauss", "mod_sulq"] = "ppca",
         data_norm: float | None = None,
+        sampler: Literal["auto", "gibbs"] = "auto",
         n_sweeps: int | None = None,
         rng: Any = None,
         accountant: Any = None,
@@ -90,13 +143,20 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         self.delta = delta
         self.method: Literal["ppca", "analyze_gauss", "mod_sulq"] = method
         self.data_norm = data_norm
+        self.sampler: Literal["auto", "gibbs"] = sampler
         self.n_sweeps = n_sweeps
         self.rng = rng
         self.accountant = accountant
 
     def _mechanism(self, n_features: int | None = None) -> PCAMech:
         k = n_features if self.n_components is None and n_features is not None else self.n_components
-        return PCAMech(1 if k is None else k, method=self.method, data_norm=self.data_norm, n_sweeps=self.n_sweeps)
+        return PCAMech(
+            1 if k is None else k,
+            method=self.method,
+            data_norm=self.data_norm,
+            sampler=self.sampler,
+            n_sweeps=self.n_sweeps,
+        )
 
     def _mechanism_for(self, X: np.ndarray, y: np.ndarray | None) -> PCAMech:
         return self._mechanism(X.shape[1])
@@ -106,6 +166,8 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         self.model_ = model
         self.components_ = np.asarray(model.components).T
         self.explained_variance_ = model.explained_variance
+        self.explained_variance_ratio_ = model.explained_variance_ratio
+        self.noise_variance_ = model.noise_variance
         self.n_components_ = model.n_components
         self._n_features_out = model.n_components
 
@@ -124,3 +186,29 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         self._check_fitted()
         result: np.ndarray = self.model_.inverse_transform(X)
         return result
+
+    @_NeedsEigenvalues
+    def get_covariance(self) -> np.ndarray:
+        """The covariance (n_features × n_features) of the released probabilistic PCA model (post-processing)."""
+        self._check_fitted()
+        result: np.ndarray = self.model_.get_covariance()
+        return result
+
+    @_NeedsEigenvalues
+    def get_precision(self) -> np.ndarray:
+        """The inverse of :meth:`get_covariance`, by the matrix inversion lemma as scikit-learn (post-processing)."""
+        self._check_fitted()
+        result: np.ndarray = self.model_.get_precision()
+        return result
+
+    @_NeedsEigenvalues
+    def score_samples(self, X: Any) -> np.ndarray:
+        """Log-likelihood of each row of ``X`` under the released probabilistic PCA model (as scikit-learn's PCA)."""
+        X = self._validate_predict_data(X)
+        result: np.ndarray = self.model_.score_samples(X)
+        return result
+
+    @_NeedsEigenvalues
+    def score(self, X: Any, y: Any = None) -> float:
+        """Average log-likelihood of the rows of ``X`` under the released model (``y`` is ignored)."""
+        return float(np.mean(self.score_samples(X)))
