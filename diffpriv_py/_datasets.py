@@ -19,7 +19,8 @@ def n_records(data: Any) -> int:
     if isinstance(data, np.ndarray):
         if data.ndim == 0:
             raise TypeError("A dataset must hold records; got a 0-d array. Pass a 1-D or 2-D array (rows are records).")
-        return data.shape[0]
+        result: int = data.shape[0]
+        return result
     if isinstance(data, list) or hasattr(data, "iloc"):
         return len(data)
     raise TypeError(

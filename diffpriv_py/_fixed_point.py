@@ -154,7 +154,8 @@ class Grid:
         """Per column, the largest change of k − offset when a value is replaced (by another value or by NaN)."""
         low = np.broadcast_to(self.low - self.offset, (d,))
         high = np.broadcast_to(self.high - self.offset, (d,))
-        return np.maximum(high, 0.0) - np.minimum(low, 0.0)
+        result: np.ndarray = np.maximum(high, 0.0) - np.minimum(low, 0.0)
+        return result
 
     def index(self, block: np.ndarray, out: np.ndarray) -> np.ndarray:
         """The integer-valued indices of a block (NaN stays NaN), computed in ``out``."""
@@ -167,7 +168,8 @@ class Grid:
                 np.subtract(block, self.origin, out=out)
                 np.multiply(out, self.scale, out=out)
         np.clip(out, self.low, self.high, out=out)
-        return np.rint(out, out=out)
+        result: np.ndarray = np.rint(out, out=out)
+        return result
 
     def unit(self) -> np.ndarray:
         """Data units per index unit scaled by 2ᵇ (≈ the width), to map released values back (post-processing)."""
@@ -301,7 +303,8 @@ def to_units(total: Any, bits: int) -> np.ndarray:
         values = np.array([float(v) for v in arr.ravel()]).reshape(arr.shape)
     else:
         values = arr.astype(np.float64)
-    return np.ldexp(values, -bits)
+    result: np.ndarray = np.ldexp(values, -bits)
+    return result
 
 
 def exact_ratio(numerator: Any, denominator: int, bits: int) -> np.ndarray:
@@ -373,8 +376,9 @@ def grid_rows(unit_rows: np.ndarray, bits: int) -> np.ndarray:
     """
     scaled = np.ldexp(unit_rows, bits)
     if unit_rows.shape[1] * 4.0**bits > 2.0**_EXACT_BITS:
-        return np.trunc(scaled)
-    q = np.rint(scaled)
+        result: np.ndarray = np.trunc(scaled)
+        return result
+    q: np.ndarray = np.rint(scaled)
     over = np.einsum("ij,ij->i", q, q) > 4.0**bits
     if over.any():
         # A row on the sphere: shrink it by √d/2 grid steps first (‖rint(v)‖ ≤ ‖v‖ + √d/2), checked again exactly.

@@ -108,7 +108,7 @@ def check_log_size(base: int, exponent: int, name: str, *, maximum: int = MAX_EL
             f"The {name}{where} would have {base}^{exponent} = 10^{exponent * math.log10(base):.4g} elements; at "
             f"most {maximum:.0e} are supported. Lower them (the size grows exponentially with the exponent)."
         )
-    size = base**exponent
+    size: int = base**exponent  # int ** int is typed Any (a negative exponent would give a float)
     if size > maximum:  # the log-space test is only a guard against huge exponents; this one is exact
         where = f" of {owner}" if owner else ""
         raise ValueError(

@@ -57,7 +57,8 @@ def discrete_laplace_half_width(t: float, alpha: float) -> int:
 def _output_rounding(noised: np.ndarray, r: float) -> np.ndarray:
     # Safe noise rounds the value to the grid r (error ≤ r/2) and forms (m + i)·r in floating point: exact below
     # 2^53·r, otherwise correctly rounded (error ≤ half an ulp of the output).
-    return r / 2 + np.spacing(np.abs(noised))
+    result: np.ndarray = r / 2 + np.spacing(np.abs(noised))
+    return result
 
 
 def half_width(mechanism: DPMech, privacy_params: Eps, noised: Any, alpha: float, *, simultaneous: bool = False) -> Any:

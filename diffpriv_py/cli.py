@@ -123,7 +123,7 @@ def _demo_letter(seed: int | None) -> list[str]:
         return lambda candidates: counts[[ord(c) - ord("a") for c in candidates]]
 
     names = list(COMPUTER_SCIENTISTS)
-    mech = dp.Exponential(target=target, response_set=letters, vectorized=True)
+    mech: dp.DPMech = dp.Exponential(target=target, response_set=letters, vectorized=True)
     # gamma=0.1 alone plans m=285 draws and the k=285-th (largest) sampled sensitivity, as R's sampler does.
     mech = mech.sensitivity_sampler(oracle=random_names, n=len(names), gamma=0.1, rng=_demo_rng(seed, 2))
     r = mech.release_response(dp.Eps(epsilon=1.0), names, rng=_demo_rng(seed, 3))
@@ -162,7 +162,7 @@ def _demo_bernstein(seed: int | None) -> list[str]:
             dy = dy * np.cos(dx)
         return np.column_stack([dx, dy + rng.normal(0.0, 0.2, size)])
 
-    mech = dp.Bernstein(target=kernel_regression, lattice_k=k, dims=1, vectorized=True)
+    mech: dp.DPMech = dp.Bernstein(target=kernel_regression, lattice_k=k, dims=1, vectorized=True)
     mech = mech.sensitivity_sampler(plausible, n=n, m=500, gamma=0.2, rng=_demo_rng(seed, 5))
     r = mech.release_response(dp.Eps(epsilon=5.0), data, rng=_demo_rng(seed, 6))
     return [
@@ -511,6 +511,8 @@ def _load_object(spec: str) -> Any:
             loader_spec = importlib.util.spec_from_file_location(
                 os.path.splitext(os.path.basename(module_name))[0], module_name
             )
+            if loader_spec is None or loader_spec.loader is None:
+                raise CLIError(f"cannot load {module_name!r} as a Python module")
             module = importlib.util.module_from_spec(loader_spec)
             loader_spec.loader.exec_module(module)
         else:
@@ -578,7 +580,8 @@ def _audit_case(obj: Any, args: argparse.Namespace) -> tuple[Any, Any, Any, Any]
         with _user_code(args.mechanism, "building the audit case"):
             obj = obj()
     if all(hasattr(obj, name) for name in ("mechanism", "privacy_params", "dataset", "neighbour")):
-        return obj.mechanism, obj.dataset, obj.neighbour, obj.privacy_params  # a testing.MechCase
+        case: Any = obj  # a testing.MechCase, or any object with its four attributes
+        return case.mechanism, case.dataset, case.neighbour, case.privacy_params
     if isinstance(obj, DPMech):
         n = args.records
         return obj, np.zeros(n), np.concatenate([np.zeros(n - 1), [1.0]]), None
@@ -825,8 +828,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success, 1 when ``audit`` refutes the claimed guarantee, 2 on an error (printed as one line).
     """
     for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure"):  # never crash on a terminal that cannot show a symbol
-            stream.reconfigure(errors="replace")
+        reconfigure = getattr(stream, "reconfigure", None)  # io.TextIOWrapper's; typing.TextIO does not declare it
+        if reconfigure is not None:  # never crash on a terminal that cannot show a symbol
+            reconfigure(errors="replace")
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -35,6 +35,8 @@ from .privacy import Del, Eps
 from .stats._common import (
     MECHANISMS,
     NAN_POLICIES,
+    MechanismName,
+    NanPolicy,
     check_bool,
     check_bounds,
     check_choice,
@@ -55,8 +57,10 @@ def _series_values(series: pd.Series, who: str) -> np.ndarray:
             "s.astype(float)); count True values with s.private.count()."
         )
     if isinstance(dtype, pd.api.extensions.ExtensionDtype):
-        return series.to_numpy(dtype=np.float64, na_value=np.nan)
-    return series.to_numpy()
+        result: np.ndarray = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        return result
+    result = series.to_numpy()
+    return result
 
 
 class PrivateSeriesAccessor:
@@ -129,7 +133,7 @@ class PrivateSeriesAccessor:
         privacy_params: Eps,
         *,
         bounds: Any = None,
-        mechanism: str = "laplace",
+        mechanism: MechanismName = "laplace",
         rng: RNGLike = None,
         accountant: Any = None,
     ) -> pd.Series:
@@ -266,8 +270,8 @@ class PrivateFrameAccessor:
         *,
         bounds: Any = None,
         percentiles: Any = (0.25, 0.5, 0.75),
-        nan_policy: str = "raise",
-        mechanism: str = "laplace",
+        nan_policy: NanPolicy = "raise",
+        mechanism: MechanismName = "laplace",
         rng: RNGLike = None,
         accountant: Any = None,
     ) -> pd.DataFrame:
@@ -389,7 +393,7 @@ class PrivateFrameAccessor:
         privacy_params: Eps,
         *,
         bounds: Any = None,
-        mechanism: str = "laplace",
+        mechanism: MechanismName = "laplace",
         rng: RNGLike = None,
         accountant: Any = None,
         full_response: bool = False,
@@ -561,7 +565,10 @@ class _NormalisedRows:
     upper: np.ndarray
 
     def __call__(self, data: Any) -> np.ndarray:
-        return np.clip(np.asarray(data, dtype=np.float64), self.lower, self.upper) / (self.upper - self.lower)
+        result: np.ndarray = np.clip(np.asarray(data, dtype=np.float64), self.lower, self.upper) / (
+            self.upper - self.lower
+        )
+        return result
 
 
 pd.api.extensions.register_series_accessor("private")(PrivateSeriesAccessor)

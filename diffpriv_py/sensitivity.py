@@ -93,6 +93,7 @@ def plan_sampler(m: int | None = None, gamma: float | None = None) -> SamplerPla
             gamma, "gamma", 0.0, 1.0, low_closed=False, high_closed=False, owner="the sensitivity sampler"
         )
     if m is None:
+        assert gamma is not None  # for type checkers: one of m, gamma is given (checked above)
         from scipy.special import lambertw
 
         rho = math.exp(lambertw(-gamma / (2.0 * math.sqrt(math.e)), k=-1).real + 0.5)
@@ -147,7 +148,7 @@ def _draw(oracle: Callable[[int, np.random.Generator], Any], size: int, rng: np.
     return data
 
 
-def _neighbour_pair(oracle: Callable, n: int, rng: np.random.Generator) -> tuple[Any, Any]:
+def _neighbour_pair(oracle: Callable[..., Any], n: int, rng: np.random.Generator) -> tuple[Any, Any]:
     """R's pair: a shared base ``oracle(n − 1)`` and one fresh record ``oracle(1)`` appended to each copy."""
     # Separate oracle calls, not one call for n + 1 records: an oracle may draw per-call state (a regime, a
     # mixture component) once per call, and R's sampler, whose guarantee is stated for its pairs, calls it so.
@@ -157,7 +158,9 @@ def _neighbour_pair(oracle: Callable, n: int, rng: np.random.Generator) -> tuple
     return append_record(base, first), append_record(base, second)
 
 
-def _sample_chunk(mech: DPMech, oracle: Callable, n: int, size: int, seed: np.random.SeedSequence) -> np.ndarray:
+def _sample_chunk(
+    mech: DPMech, oracle: Callable[..., Any], n: int, size: int, seed: np.random.SeedSequence
+) -> np.ndarray:
     rng = np.random.default_rng(seed)
     out = np.empty(size)
     for i in range(size):

@@ -33,6 +33,8 @@ USER_SCRIPT = textwrap.dedent(
     dp.stats.mean(x, dp.Eps(1.0), bounds=(0, 1))
     dp.Eps(1.0)
     dp.Laplace(target=np.mean, sensitivity=1.0)
+    dp.stats.mean(x, dp.Eps(1.0), bounds=(0, 1), mechanism="gauss")
+    dp.stats.mean(x.reshape(50, 2), dp.Del(1.0, 1e-6), bounds=(0, 1), axis=(0,), mechanism="gaussian", keepdims=True)
     """
 )
 LINES = {
@@ -42,6 +44,8 @@ LINES = {
     "correct stats call": 9,
     "correct Eps": 10,
     "correct Laplace": 11,
+    "misspelt stats option": 12,
+    "correct stats options": 13,
 }
 
 
@@ -71,7 +75,6 @@ def reported_lines(tmp_path_factory: pytest.TempPathFactory) -> set[int]:
     return {int(n) for n in pattern.findall(done.stdout)}
 
 
-@pytest.mark.xfail(strict=False, reason="second pass: dp.stats decorator")
 def test_mypy_flags_a_float_passed_as_the_privacy_params_of_a_statistic(reported_lines: set[int]) -> None:
     """``dp.stats.mean(x, 1.0, ...)`` is reported: privacy_params must be an Eps, not a bare ε."""
     assert LINES["stats privacy_params is not an Eps"] in reported_lines
@@ -87,7 +90,12 @@ def test_mypy_flags_a_string_sensitivity(reported_lines: set[int]) -> None:
     assert LINES["Laplace sensitivity of a string"] in reported_lines
 
 
+def test_mypy_flags_a_misspelt_option_of_a_statistic(reported_lines: set[int]) -> None:
+    """``mechanism="gauss"`` is reported: the options of ``dp.stats`` are typed as ``Literal`` strings."""
+    assert LINES["misspelt stats option"] in reported_lines
+
+
 def test_mypy_accepts_the_correct_calls(reported_lines: set[int]) -> None:
     """The same calls with correct arguments are not reported, so the checks above are not blanket failures."""
-    correct = {LINES[k] for k in ("correct stats call", "correct Eps", "correct Laplace")}
+    correct = {LINES[k] for k in ("correct stats call", "correct Eps", "correct Laplace", "correct stats options")}
     assert not correct & reported_lines

@@ -274,7 +274,7 @@ def _events_for(guarantee: Eps, mechanism: Any, privacy_params: Any) -> tuple[Ev
 
 _EVENTS_SLACK = 1e-9
 """Relative slack when explicit events are checked against the claim (absorbs their bounds' upward rounding)."""
-_IMPLY_CACHE: dict[tuple[tuple[Event, ...], Eps], bool] = {}
+_IMPLY_CACHE: dict[tuple[tuple[Event, ...], Eps], str] = {}
 
 
 def _check_events_imply(events: tuple[Event, ...], claim: Eps) -> None:

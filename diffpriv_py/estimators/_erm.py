@@ -12,6 +12,7 @@ released weights back to the user's features.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -70,7 +71,8 @@ class Loss:
 
     def value(self, m: np.ndarray) -> np.ndarray:
         if self.name == "logistic":
-            return -log_expit(m)  # ln(1 + e^{−m}) without overflow; one ufunc pass (logaddexp takes ~2×)
+            result: np.ndarray = -log_expit(m)  # ln(1 + e^{−m}) without overflow; one ufunc pass (logaddexp takes ~2×)
+            return result
         h = self.width
         # The quadratic piece is evaluated on margins clipped to its own interval, so a huge margin in the other
         # branches never overflows (inf or NaN would otherwise be computed, if not selected).
@@ -79,7 +81,8 @@ class Loss:
 
     def first(self, m: np.ndarray) -> np.ndarray:
         if self.name == "logistic":
-            return expit(m) - 1.0  # = −expit(−m) to within 1e-16 absolute; two passes instead of three
+            result: np.ndarray = expit(m) - 1.0  # = −expit(−m) to within 1e-16 absolute; two passes instead of three
+            return result
         h = self.width
         inner = np.clip(m, 1.0 - h, 1.0 + h)
         return np.where(m > 1.0 + h, 0.0, np.where(m < 1.0 - h, -1.0, -(1.0 + h - inner) / (2.0 * h)))
@@ -87,7 +90,8 @@ class Loss:
     def second(self, m: np.ndarray) -> np.ndarray:
         if self.name == "logistic":
             p = expit(m)
-            return p * (1.0 - p)
+            result: np.ndarray = p * (1.0 - p)
+            return result
         return np.where(np.abs(1.0 - m) <= self.width, 1.0 / (2.0 * self.width), 0.0)
 
     def derivatives(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -110,7 +114,7 @@ def huber_loss(width: float) -> Loss:
 HUBER = huber_loss(0.5)
 
 
-def _cg(hessp, rhs: np.ndarray, rtol: float, max_iter: int) -> np.ndarray:
+def _cg(hessp: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, rtol: float, max_iter: int) -> np.ndarray:
     """Conjugate gradients for H x = rhs with H symmetric positive definite (given as a product)."""
     x = np.zeros_like(rhs)
     r = rhs.copy()
@@ -134,12 +138,14 @@ def _gram(Z: np.ndarray, curv: np.ndarray) -> np.ndarray:
     """Zᵀ diag(curv) Z as a symmetric rank-k update (BLAS syrk), skipping rows of zero curvature (Huber)."""
     if curv.size and curv.min() == curv.max():
         # Constant curvature (the logistic loss at w = 0): one syrk on Z, no weighted copy of the design matrix.
-        return (Z.T @ Z) * curv[0]
+        result: np.ndarray = (Z.T @ Z) * curv[0]
+        return result
     active = curv > 0.0
     if not np.all(active):
         Z, curv = Z[active], curv[active]
     W = Z * np.sqrt(curv)[:, None]
-    return W.T @ W
+    result = W.T @ W
+    return result
 
 
 def minimise(
@@ -172,7 +178,8 @@ def minimise(
     tol = GRADIENT_TOLERANCE * max(1.0, float(np.linalg.norm(lin)))
 
     def gradient(w: np.ndarray, margins: np.ndarray) -> np.ndarray:
-        return Z.T @ (s * loss.first(margins)) / n + reg * w + lin
+        result: np.ndarray = Z.T @ (s * loss.first(margins)) / n + reg * w + lin
+        return result
 
     def objective(w: np.ndarray, margins: np.ndarray) -> float:
         return float(np.mean(loss.value(margins)) + 0.5 * reg * (w @ w) + lin @ w)
@@ -207,7 +214,8 @@ def minimise(
             curv = loss.second(margins)
 
             def hessp(v: np.ndarray, curv: np.ndarray = curv) -> np.ndarray:
-                return Z.T @ (curv * (Z @ v)) / n + reg * v
+                result: np.ndarray = Z.T @ (curv * (Z @ v)) / n + reg * v
+                return result
 
             step = _cg(hessp, -grad, rtol=min(0.1, math.sqrt(gnorm)), max_iter=10 * p)
         slope = float(grad @ step)

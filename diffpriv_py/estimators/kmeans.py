@@ -66,6 +66,10 @@ _N_INIT_CORESET = 10
 METHODS = ("auto", "coreset", "dplloyd", "input_perturbation")
 
 
+KMeansMethod = Literal["auto", "coreset", "dplloyd", "input_perturbation"]
+"""The ``method`` options of :class:`KMeans` (and of the scikit-learn facade)."""
+
+
 # ---- validation helpers ------------------------------------------------------------------------------------------
 
 
@@ -114,7 +118,7 @@ def _bounds(value: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
     return tuple(float(v) for v in lower), tuple(float(v) for v in upper)
 
 
-def _method(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _method(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value not in METHODS:
         raise ValueError(
             f"The 'method' parameter of KMeans must be one of {', '.join(map(repr, METHODS))}. Got {value!r}. "
@@ -141,7 +145,7 @@ def _optional_n_iter(value: Any) -> int | None:
     return None if value is None else check_int(value, "n_iter", minimum=1, owner="KMeans")
 
 
-def _bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"The '{attribute.name}' parameter of KMeans must be True or False. Got {value!r}.")
 
@@ -220,7 +224,8 @@ class KMeansModel:
     @property
     def k(self) -> int:
         """Number of clusters."""
-        return self.centroids.shape[0]
+        result: int = self.centroids.shape[0]
+        return result
 
     def _check(self, X: Any) -> np.ndarray:
         return check_rows_to_predict(X, self.centroids.shape[1], model="k-means model")
@@ -229,7 +234,8 @@ class KMeansModel:
         """Euclidean distance of each row of ``X`` to each centroid, shape (n, k)."""
         arr = self._check(X)
         sq = _squared_distances(arr, self.centroids)
-        return np.sqrt(sq)
+        result: np.ndarray = np.sqrt(sq)
+        return result
 
     def predict(self, X: Any) -> np.ndarray:
         """Index of the nearest centroid for each row of ``X``."""
@@ -251,7 +257,8 @@ class KMeansModel:
 
 def _squared_distances(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     sq = (X * X).sum(axis=1)[:, None] - 2.0 * (X @ C.T) + (C * C).sum(axis=1)[None, :]
-    return np.maximum(sq, 0.0)
+    result: np.ndarray = np.maximum(sq, 0.0)
+    return result
 
 
 def _nearest(block: np.ndarray, C: np.ndarray, half_norms: np.ndarray) -> np.ndarray:
@@ -382,6 +389,7 @@ def _lloyd(
         cost = nearest.sum() if weights is None else nearest @ weights
         if cost < best_cost:
             best, best_cost, best_iter = C, cost, it
+    assert best is not None  # for type checkers: n_init ≥ 1 restarts, and the first always beats an infinite cost
     return best, best_iter
 
 
@@ -674,7 +682,7 @@ class KMeans(DPMech):
     """
 
     k: int = attrs.field(kw_only=False, converter=_k)
-    method: Literal["auto", "coreset", "dplloyd", "input_perturbation"] = attrs.field(default="auto", validator=_method)
+    method: KMeansMethod = attrs.field(default="auto", validator=_method)
     bounds: tuple[tuple[float, ...], tuple[float, ...]] = attrs.field(default=None, converter=_bounds)
     improved: bool = attrs.field(default=True, validator=_bool)
     n_iter: int | None = attrs.field(default=None, converter=_optional_n_iter)
@@ -695,7 +703,7 @@ class KMeans(DPMech):
             )
         return np.broadcast_to(lower, (n_features,)), np.broadcast_to(upper, (n_features,))
 
-    def prepare(self, X: Any) -> np.ndarray:
+    def prepare(self, X: Any) -> np.ndarray | _BlockwiseData:
         """The mechanism's target: ``X`` mapped to [-1, 1]^d by the bounds, clipped, on the exact-sum grid.
 
         The input is never modified.
@@ -754,7 +762,8 @@ class KMeans(DPMech):
 
         gen = as_generator(rng)
         d = check_int(n_features, "n_features", minimum=1, owner="KMeans.initial_centres")
-        return self._initial_centres(d, gen, 1)[0]
+        result: np.ndarray = self._initial_centres(d, gen, 1)[0]
+        return result
 
     def _initial_centres(self, d: int, rng: np.random.Generator, n_releases: int) -> np.ndarray:
         if not self.improved:
@@ -830,9 +839,9 @@ class KMeans(DPMech):
             )
         return float(np.abs(value1 - value2).sum() / (2.0 * value1.shape[1]))
 
-    def _release(self, Z: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> KMeansModel:
-        centres, n_iter = self._centres(Z, privacy_params, rng, 1)
-        method = self.resolved_method(privacy_params.epsilon, *Z.shape)
+    def _release(self, value: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> KMeansModel:
+        centres, n_iter = self._centres(value, privacy_params, rng, 1)
+        method = self.resolved_method(privacy_params.epsilon, *value.shape)
         if method == "dplloyd":
             method = "dplloyd-improved" if self.improved else "dplloyd"
         return KMeansModel(centroids=centres[0], n_iter=n_iter, method=method)

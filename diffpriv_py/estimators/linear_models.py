@@ -87,7 +87,8 @@ class LinearClassifierModel:
     @property
     def n_features_in(self) -> int:
         """Number of features the model expects."""
-        return self.coef.shape[1]
+        result: int = self.coef.shape[1]
+        return result
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """The model as one weight vector: the rows [coef_k, intercept_k] concatenated (for analysis and audits)."""
@@ -100,13 +101,15 @@ class LinearClassifierModel:
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed scores: shape (n,) for two classes (positive means ``classes[1]``), else (n, n_classes)."""
         scores = self._features(X) @ self.coef.T + self.intercept
-        return scores[:, 0] if self.coef.shape[0] == 1 else scores
+        result: np.ndarray = scores[:, 0] if self.coef.shape[0] == 1 else scores
+        return result
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted labels (one-vs-rest: the class with the largest score)."""
         scores = self.decision_function(X)
         index = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
-        return self.classes[index]
+        result: np.ndarray = self.classes[index]
+        return result
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities (logistic loss only), columns in the order of ``classes``.
@@ -124,7 +127,8 @@ class LinearClassifierModel:
             p = expit(scores)
             return np.column_stack([1.0 - p, p])
         p = expit(scores)
-        return p / p.sum(axis=1, keepdims=True)
+        result: np.ndarray = p / p.sum(axis=1, keepdims=True)
+        return result
 
     def __repr__(self) -> str:
         return (
@@ -148,7 +152,8 @@ class ERMProblem:
 
     @property
     def n(self) -> int:
-        return self.Z.shape[0]
+        result: int = self.Z.shape[0]
+        return result
 
 
 def build_problem(
@@ -156,7 +161,7 @@ def build_problem(
     *,
     data_norm: float,
     fit_intercept: bool,
-    classes: tuple | None,
+    classes: tuple[Any, ...] | None,
     intercept_scaling: float = DEFAULT_INTERCEPT_SCALING,
 ) -> ERMProblem:
     """Clip rows of ``X`` to ``data_norm``, rescale into the unit ball, append the intercept constant, code ``y``.
@@ -239,7 +244,7 @@ def _data_norm(value: Any) -> float:
     )
 
 
-def _classes(value: Any) -> tuple | None:
+def _classes(value: Any) -> tuple[Any, ...] | None:
     if value is None:
         return None
     labels = tuple(np.asarray(value).ravel().tolist())
@@ -261,7 +266,7 @@ def _intercept_scaling(value: Any) -> float:
     )
 
 
-def _perturbation(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _perturbation(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value not in ("objective", "output"):
         raise ValueError(
             f"perturbation must be 'objective' (CMS'11 Algorithm 2, usually more accurate) or 'output' (Algorithm 1). "
@@ -269,7 +274,7 @@ def _perturbation(instance: Any, attribute: attrs.Attribute, value: Any) -> None
         )
 
 
-def _bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{attribute.name} must be True or False. Got {value!r} (type {type(value).__name__}).")
 
@@ -285,7 +290,7 @@ class _LinearERM(DPMech):
     perturbation: str = attrs.field(default="objective", kw_only=True, validator=_perturbation)
     data_norm: float = attrs.field(default=None, kw_only=True, converter=_data_norm)
     fit_intercept: bool = attrs.field(default=True, kw_only=True, validator=_bool)
-    classes: tuple | None = attrs.field(default=None, kw_only=True, converter=_classes)
+    classes: tuple[Any, ...] | None = attrs.field(default=None, kw_only=True, converter=_classes)
     intercept_scaling: float = attrs.field(
         default=DEFAULT_INTERCEPT_SCALING, kw_only=True, converter=_intercept_scaling
     )
@@ -486,7 +491,8 @@ def _signs(problem: ERMProblem) -> list[np.ndarray]:
 
 def _predict_codes(Z: np.ndarray, weights: np.ndarray) -> np.ndarray:
     scores = Z @ weights.T
-    return (scores[:, 0] > 0).astype(np.intp) if weights.shape[0] == 1 else np.argmax(scores, axis=1)
+    result: np.ndarray = (scores[:, 0] > 0).astype(np.intp) if weights.shape[0] == 1 else np.argmax(scores, axis=1)
+    return result
 
 
 _NOTES = """
@@ -589,7 +595,7 @@ def _huber_width(value: Any) -> float:
     )
 
 
-def _huber_only(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _huber_only(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value != "huber":
         raise ValueError(
             f"SVM supports loss='huber' only. Got {value!r}. The plain hinge loss is not differentiable, so neither "

@@ -26,7 +26,7 @@ def _leading_zeros(u: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     u = k·2⁻⁵³ lies in [2^(e−1), 2^e) with e = frexp(u)'s exponent, so −e zero bits lead it; u = 0 (53 zero bits)
     continues with fresh uniforms, so the count is unbounded.
     """
-    out = -np.frexp(u)[1].astype(np.float64)
+    out: np.ndarray = -np.frexp(u)[1].astype(np.float64)
     todo = np.flatnonzero(u == 0)
     while todo.size:
         fresh = rng.random(todo.size)
@@ -94,7 +94,7 @@ def _noisy_max_small(logits: list[float], rng: np.random.Generator, gumbel_noise
 def _logits(scores: np.ndarray, scale: float, log_weights: np.ndarray | None) -> np.ndarray:
     scores = np.asarray(scores, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        logits = scores - scores.max()
+        logits: np.ndarray = scores - scores.max()
         logits *= scale
     logits[np.isnan(logits)] = -np.inf
     if log_weights is not None:

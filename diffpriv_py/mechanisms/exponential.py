@@ -16,14 +16,14 @@ from .base import DPMech
 __all__ = ["Exponential"]
 
 
-def _non_empty(instance: Any, attribute: attrs.Attribute, value: tuple) -> None:
+def _non_empty(instance: Any, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
     if len(value) == 0:
         raise ValueError(
             "The 'response_set' of Exponential must be a non-empty collection of candidate answers. Got an empty one."
         )
 
 
-def _as_tuple(value: Any) -> tuple:
+def _as_tuple(value: Any) -> tuple[Any, ...]:
     if isinstance(value, (Set, KeysView, ValuesView, ItemsView)):
         # A set's iteration order depends on hashing (randomised per process for strings), so the same seed would
         # select a different response in another process: refuse rather than release irreproducibly.
@@ -52,7 +52,7 @@ def _weights(value: Any) -> tuple[float, ...] | None:
     return tuple(arr.astype(np.float64).tolist())
 
 
-def _check_base_measure(instance: Any, attribute: attrs.Attribute, value: tuple[float, ...] | None) -> None:
+def _check_base_measure(instance: Any, attribute: attrs.Attribute[Any], value: tuple[float, ...] | None) -> None:
     """Public checks of ``base_measure`` / ``log_base_measure`` (length, sign, finiteness), at construction."""
     if value is None:
         return
@@ -133,7 +133,7 @@ class Exponential(DPMech):
     record changes).
     """
 
-    response_set: tuple = attrs.field(converter=_as_tuple, validator=_non_empty)
+    response_set: tuple[Any, ...] = attrs.field(converter=_as_tuple, validator=_non_empty)
     vectorized: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     method: str = attrs.field(
         default="exponential", validator=attrs.validators.in_(("exponential", "permute_and_flip"))
@@ -186,7 +186,8 @@ class Exponential(DPMech):
         if self.base_measure is None:
             return None
         with np.errstate(divide="ignore"):
-            return np.log(np.asarray(self.base_measure))
+            result: np.ndarray | None = np.log(np.asarray(self.base_measure))
+            return result
 
     def _release(self, value: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> Any:
         index = sample_exponential(

@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 
 from ..estimators.kmeans import KMeans as _KMeansMech
-from ..estimators.kmeans import KMeansModel
+from ..estimators.kmeans import KMeansMethod, KMeansModel
 from ..response import Response
 from ._base import DPEstimator
 
@@ -81,7 +81,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, DP
         *,
         epsilon: float,
         bounds: Any = None,
-        method: str = "auto",
+        method: KMeansMethod = "auto",
         improved: bool = True,
         n_iter: int | None = None,
         shrinkage: bool = True,
@@ -91,7 +91,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, DP
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.bounds = bounds
-        self.method = method
+        self.method: KMeansMethod = method
         self.improved = improved
         self.n_iter = n_iter
         self.shrinkage = shrinkage

@@ -149,7 +149,8 @@ class LogisticRegression(_LinearClassifier):
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`."""
-        return np.log(self.predict_proba(X))
+        result: np.ndarray = np.log(self.predict_proba(X))
+        return result
 
 
 class SVM(_LinearClassifier):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import attrs
 import numpy as np
@@ -26,15 +26,17 @@ from ..response import Response
 NanPolicy = Literal["raise", "omit"]
 MechanismName = Literal["laplace", "gaussian"]
 
-NAN_POLICIES = ("raise", "omit")
-MECHANISMS = ("laplace", "gaussian")
+Axis = int | tuple[int, ...] | None  # numpy's axis: one axis, a tuple of them, or None for all
+
+NAN_POLICIES: tuple[NanPolicy, ...] = ("raise", "omit")
+MECHANISMS: tuple[MechanismName, ...] = ("laplace", "gaussian")
 
 
 # ---- arguments ---------------------------------------------------------------------------------------------------
 
 
 def _pandas_to_numpy(x: Any) -> np.ndarray:
-    arr = x.to_numpy()
+    arr: np.ndarray = x.to_numpy()
     if arr.dtype == object:
         try:
             arr = x.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -124,11 +126,14 @@ def check_axis(axis: Any, ndim: int, *, who: str, allowed: Sequence[int | None] 
     return ax
 
 
-def check_choice(value: Any, name: str, options: Sequence[str], *, who: str) -> str:
+_Option = TypeVar("_Option", bound=str)
+
+
+def check_choice(value: Any, name: str, options: Sequence[_Option], *, who: str) -> _Option:
     if not isinstance(value, str) or value not in options:
         choices = " or ".join(repr(o) for o in options)
         raise ValueError(f"The '{name}' of {who} must be {choices}. Got {value!r}.")
-    return value
+    return options[options.index(value)]  # the option itself: typed as one of the Literal options
 
 
 def check_bounds(bounds: Any, n_columns: int | None, *, who: str) -> tuple[np.ndarray, np.ndarray]:
@@ -210,7 +215,7 @@ def check_ddof(ddof: Any, n: int, *, who: str) -> int:
     return int(ddof)
 
 
-def check_params(privacy_params: Any, mechanism: str, *, who: str) -> Eps:
+def check_params(privacy_params: object, mechanism: str, *, who: str) -> Eps:
     """Refuse wrong privacy parameters before any data are read (the mechanism checks again at release)."""
     if mechanism == "gaussian":
         if not isinstance(privacy_params, Del) or not privacy_params.delta > 0:
@@ -266,7 +271,7 @@ class Plan:
     integer: bool = False
     scalar_postprocess: Callable[[float], Any] | None = None
     """The same map as ``postprocess`` on a Python float or int, for a scalar release (no numpy call on a 0-d array)."""
-    _mechanisms: dict = attrs.field(init=False, factory=dict, repr=False)
+    _mechanisms: dict[Any, Any] = attrs.field(init=False, factory=dict, repr=False)
     accuracy: Callable[[np.ndarray, Any], Any] | None = None
     """``accuracy(h, value)``: half-widths ``h`` of the noised vector → half-widths of the reported ``value`` (a
     public map; ``None`` when there is no closed form)."""

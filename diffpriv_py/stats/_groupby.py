@@ -20,15 +20,22 @@ from .._validation import check_int, refuse_masked
 from ..accuracy import check_alpha, discrete_laplace_half_width, half_width
 from ..exceptions import TargetOutputError
 from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
-from ..mechanisms.base import DPMech, NumericMech, _callable_target
+from ..mechanisms.base import DPMech, NumericMech, _callable_target, _sensitivity
 from ..privacy import Del, Eps
-from ._common import MECHANISMS, check_bounds, check_choice
+from ._common import MECHANISMS, MechanismName, check_bounds, check_choice
 from ._quantile import DEFAULT_CANDIDATES, _draw_candidates, _n_candidates, _rank_counts, candidate_grid
 from ._quantile import _quantiles as _quantile_levels
 
 __all__ = ["GROUPBY_STATISTICS", "GroupBy", "GroupByResult", "groupby"]
 
 GROUPBY_STATISTICS = ("count", "sum", "mean", "var", "std")
+
+
+def _error_bar(mech: DPMech, params: Eps, value: np.ndarray) -> Callable[[float], np.ndarray]:
+    # A closure per measurement: the half-width of its error bar at level alpha, one per group.
+    return lambda alpha: np.broadcast_to(
+        np.asarray(half_width(mech, params, value, alpha), dtype=np.float64), value.shape
+    )
 
 
 def _group_sums(codes: np.ndarray, weights: np.ndarray | None, n_groups: int) -> np.ndarray:
@@ -205,7 +212,7 @@ class GroupBy(DPMech):
     """
 
     target: Callable[[Any], Any] = attrs.field(default=_identity, validator=_callable_target)
-    sensitivity: float = attrs.field(default=1.0)
+    sensitivity: float = attrs.field(default=1.0, converter=_sensitivity)  # as the base's; unused here
     statistics: tuple[str, ...] = attrs.field(default=("count",), converter=_statistics)
     bounds: tuple[float, float] | None = attrs.field(default=None)
     keys: tuple[Any, ...] | None = attrs.field(default=None, converter=_keys)
@@ -244,7 +251,8 @@ class GroupBy(DPMech):
             out.append(_Measurement(name="count", bound=1.0, signed=False))
         if not self.needs_values:
             return out
-        lo, hi = (np.asarray(b, dtype=np.float64) for b in self.bounds)  # type: ignore[union-attr]
+        assert self.bounds is not None  # for type checkers: needs_values implies bounds (checked at construction)
+        lo, hi = (np.asarray(b, dtype=np.float64) for b in self.bounds)
         if "sum" in wanted:
             # Indices k on a grid spanning [min(lo, 0), max(hi, 0)]; k − (index of 0) is released in units of 2ᵇ.
             grid = Grid.over(lo, hi, sum_bits(1), pooled=False, offset="zero", who="dp.stats.groupby")
@@ -496,9 +504,7 @@ class GroupBy(DPMech):
                 continue
             resp = mech.release_response(params, exact[m.name], rng=rng)
             noisy[m.name] = np.atleast_1d(np.asarray(resp.response, dtype=np.float64))
-            bars[m.name] = lambda a, mech=mech, params=params, v=noisy[m.name]: np.broadcast_to(
-                np.asarray(half_width(mech, params, v, a), dtype=np.float64), v.shape
-            )
+            bars[m.name] = _error_bar(mech, params, noisy[m.name])
         units = {m.name: m.grid for m in measurements if m.grid is not None}
         result = self._report(keys, noisy, bars, units)
         if self.quantiles:
@@ -519,7 +525,8 @@ class GroupBy(DPMech):
         2·G·R. Sampling each group ∝ exp(ε_q·u/(4GR)) therefore costs ε_q in total (each group's loss is at most
         ε_q·Δ_g/(2GR)). With probability ≥ 1 − α the drawn point's rank error is at most −max u + 4GR·ln(m/α)/ε_q.
         """
-        lo, hi = self.bounds  # type: ignore[misc]
+        assert self.bounds is not None  # for type checkers: quantiles need bounds (checked at construction)
+        lo, hi = self.bounds
         grid = candidate_grid(lo, hi, self.n_candidates)
         # Out of core, the value column is read into memory here (one float per row, like the label columns): the
         # per-group rank counts need each group's values together. The result is the in-memory one, bit for bit.
@@ -671,7 +678,7 @@ def _labels(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndar
 def _column(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndarray:
     refuse_masked(value, name, owner=who)
     if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
-        arr = value.to_numpy()
+        arr: np.ndarray = value.to_numpy()
     else:
         arr = as_array(value, name, owner=who)
     if arr.ndim != 1:
@@ -698,7 +705,7 @@ def groupby(
     privacy_unit: Any = None,
     max_groups: int = 1,
     max_rows: int = 1,
-    mechanism: str = "laplace",
+    mechanism: MechanismName = "laplace",
     alpha: float = 0.05,
     rng: RNGLike = None,
     accountant: Any = None,

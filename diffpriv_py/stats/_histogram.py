@@ -15,6 +15,9 @@ from ..privacy import Eps
 from ._common import (
     MECHANISMS,
     NAN_POLICIES,
+    Axis,
+    MechanismName,
+    NanPolicy,
     Plan,
     as_data,
     check_axis,
@@ -78,7 +81,8 @@ class HistogramTarget:
 
     def __call__(self, data: Any) -> np.ndarray:
         if is_out_of_core(data):  # counts in fixed public bins add up over blocks (dask, Chunks)
-            return map_reduce(data, self)
+            result: np.ndarray = map_reduce(data, self)
+            return result
         x = as_data(data, who=self.who, allow_empty=True)
         if self.nan_policy == "raise" and x.dtype.kind == "f":
             # One cheap reduction flags NaN (or ±inf pairs); only then pay for the exact check.
@@ -102,9 +106,9 @@ def histogram(
     *,
     bins: Any = None,
     range: Any = None,
-    axis: int | None = None,
-    nan_policy: str = "raise",
-    mechanism: str = "laplace",
+    axis: Axis = None,
+    nan_policy: NanPolicy = "raise",
+    mechanism: MechanismName = "laplace",
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
@@ -187,13 +191,14 @@ def histogram(
     widths = np.diff(edges)
 
     def post(v: np.ndarray) -> np.ndarray:
-        counts = np.clip(np.rint(v), 0, cap).astype(np.int64)
+        counts: np.ndarray = np.clip(np.rint(v), 0, cap).astype(np.int64)
         counts = counts.reshape(d, k).T if per_column else counts
         if not density:
             return counts
         # numpy's formula, n / db / n.sum(), on the noisy counts; an all-zero histogram has density 0, never NaN.
         total = counts.sum(axis=0)
-        return counts / (widths[:, np.newaxis] if per_column else widths) / np.maximum(total, 1)
+        result: np.ndarray = counts / (widths[:, np.newaxis] if per_column else widths) / np.maximum(total, 1)
+        return result
 
     target = HistogramTarget(edges, uniform=uniform, per_column=per_column, nan_policy=nan_policy, who=who)
     plan = Plan(target=target, l1=l1, l2=l2, dims=k * (d if per_column else 1), postprocess=post, integer=True)

@@ -15,4 +15,5 @@ def non_missing(data: np.ndarray, axis: int | None) -> np.ndarray:
         present = np.ones(data.shape, dtype=bool)
     if data.ndim == 1 or axis is None:
         return np.asarray(float(np.count_nonzero(present)))
-    return np.count_nonzero(present, axis=axis).astype(np.float64)
+    result: np.ndarray = np.count_nonzero(present, axis=axis).astype(np.float64)
+    return result

@@ -6,7 +6,7 @@ import builtins
 import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import numpy as np
@@ -28,6 +28,9 @@ from ..privacy import Eps
 from ._common import (
     MECHANISMS,
     NAN_POLICIES,
+    Axis,
+    MechanismName,
+    NanPolicy,
     Plan,
     as_data,
     check_axis,
@@ -75,7 +78,7 @@ class ClippedStatistic:
     ddof: int = 0
     who: str = "dp.stats"
     # Per record width d: the grid, and its parameters as Python floats when they are scalars (the small path).
-    _grids: dict = attrs.field(init=False, factory=dict, repr=False)
+    _grids: dict[Any, Any] = attrs.field(init=False, factory=dict, repr=False)
 
     def grid(self, d: int) -> Grid:
         """The public grid for records of d values (depends on the bounds, d and the statistic only)."""
@@ -110,7 +113,10 @@ class ClippedStatistic:
             if is_out_of_core(data):
                 if self.axis == 1:
                     raise ValueError(_AXIS1_OUT_OF_CORE.format(who=self.who))
-                return map_reduce(data, lambda b: non_missing(self._block(b), self.axis))
+                result: np.ndarray | np.floating[Any] = map_reduce(
+                    data, lambda b: non_missing(self._block(b), self.axis)
+                )
+                return result
             return non_missing(as_data(data, who=self.who, allow_bool=True), self.axis)
         if type(data) is not np.ndarray and is_out_of_core(data):
             if self.axis == 1:
@@ -156,11 +162,14 @@ class ClippedStatistic:
             ks.append(round(low if u < low else (high if u > high else u)))
         m, s1 = len(ks), builtins.sum(ks)
         if self.statistic == "sum":
-            return np.float64(math.ldexp(float(s1), -bits))
+            result: np.floating[Any] | None = np.float64(math.ldexp(float(s1), -bits))
+            return result
         if self.statistic == "mean":
-            return np.float64(s1 / (m << bits))
+            result = np.float64(s1 / (m << bits))
+            return result
         s2 = builtins.sum(k * k for k in ks)
-        return np.float64((m * s2 - s1 * s1) / ((m * (m - self.ddof)) << (2 * bits)))
+        result = np.float64((m * s2 - s1 * s1) / ((m * (m - self.ddof)) << (2 * bits)))
+        return result
 
     def _block(self, block: Any) -> np.ndarray:
         return as_data(block, who=self.who, allow_bool=self.statistic == "count")
@@ -263,8 +272,11 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
             low, high = (lo_d, hi_d) if s.axis == 0 else (lo_d.mean(), hi_d.mean())
             count = 1
 
-        def post(v: np.ndarray, low: Any = low, high: Any = high) -> np.ndarray:
-            return np.clip(count * origin + v * unit, low, high)
+        def clip_post(v: np.ndarray, low: Any = low, high: Any = high) -> np.ndarray:
+            result: np.ndarray = np.clip(count * origin + v * unit, low, high)
+            return result
+
+        post: Callable[[np.ndarray], np.ndarray] = clip_post
 
         scalar_post = _scalar_clip(float(count * origin), float(unit), float(low), float(high)) if one else None
         error_scale: Any = np.abs(unit)
@@ -287,10 +299,13 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
             per = np.array([min(k, _popoviciu(k) + k * (m - k) / m) / (m - ddof)])
         per = per + rounding_allowance(cap)
 
-        def post(v: np.ndarray, cap: float = cap) -> np.ndarray:  # type: ignore[misc]
+        def var_post(v: np.ndarray, cap: float = cap) -> np.ndarray:
             with np.errstate(over="ignore"):  # a variance beyond float64 (bounds near ±1e308) is +inf, never NaN
                 # + 0.0 turns a −0.0 from clip (numpy < 2 keeps the sign of a zero) into 0.0, as the scalar path does
-                return (np.clip(v, 0.0, cap) + 0.0) * unit * unit
+                result: np.ndarray = (np.clip(v, 0.0, cap) + 0.0) * unit * unit
+                return result
+
+        post = var_post
 
         scalar_post = _scalar_variance(float(cap), float(unit)) if one else None
         with np.errstate(over="ignore"):  # bounds near ±1e308: an infinite bar, like the variance itself
@@ -326,7 +341,8 @@ def _scaled_error(scale: Any) -> Any:
 
 
 def _times(scale: Any, h: np.ndarray, value: Any) -> np.ndarray:
-    return h * scale
+    result: np.ndarray = h * scale
+    return result
 
 
 def _count_error(h: np.ndarray, value: Any) -> np.ndarray:
@@ -381,11 +397,14 @@ def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: 
         if s.axis is None:
             low, high = low.sum(), high.sum()
 
-        def post(v: np.ndarray) -> np.ndarray:
-            return np.clip(v * unit, low, high)
+        def sum_post(v: np.ndarray) -> np.ndarray:
+            result: np.ndarray = np.clip(v * unit, low, high)
+            return result
 
         l1, l2 = sensitivities(per, together=True)
-        return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=post, accuracy=_scaled_error(np.abs(unit)))
+        return Plan(
+            target=target, l1=l1, l2=l2, dims=per.size, postprocess=sum_post, accuracy=_scaled_error(np.abs(unit))
+        )
 
     order = 2 if statistic == "var" else 1
     # One rounding per released Σu (|Σu| ≤ count/2) and Σu² (≤ count/4): added once per group, to L1 and to L2.
@@ -403,11 +422,13 @@ def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: 
         mean_u = np.clip(stats[1] / count, -0.5, 0.5)
         if statistic == "mean":
             low, high = (lo_d.min(), hi_d.max()) if s.axis is None else (lo_d, hi_d)
-            return np.clip(centre + width * mean_u, low, high)
+            result: np.ndarray = np.clip(centre + width * mean_u, low, high)
+            return result
         count = np.maximum(count, ddof + 1.0)
         var_u = np.clip(stats[2] / count - mean_u**2, 0.0, 0.25) * count / (count - ddof)
         with np.errstate(over="ignore"):
-            return var_u * width * width
+            result = var_u * width * width
+            return result
 
     return Plan(target=target, l1=l1, l2=l2, dims=(order + 1) * groups, postprocess=post)
 
@@ -423,7 +444,8 @@ def _count_plan(s: _Shape, who: str) -> Plan:
     l1, l2 = sensitivities(per, together=s.together)
 
     def post(v: np.ndarray) -> np.ndarray:
-        return np.clip(np.rint(v), 0, cap).astype(np.int64)
+        result: np.ndarray = np.clip(np.rint(v), 0, cap).astype(np.int64)
+        return result
 
     def scalar_post(v: float) -> int:
         return round(min(max(v, 0.0), float(cap)))  # clip then round: the same integer for an integer cap
@@ -498,9 +520,9 @@ def _run(
     )
 
 
-def _check_dtype(dtype: Any, who: str) -> np.dtype:
+def _check_dtype(dtype: Any, who: str) -> np.dtype[Any]:
     try:
-        out = np.dtype(dtype)
+        out: np.dtype[Any] | None = np.dtype(dtype)
     except TypeError:
         out = None
     if out is None or out.kind not in "iuf":
@@ -627,8 +649,13 @@ _COMMON_PARAMS = """
 """
 
 
-def _doc(func: Any) -> Any:
-    func.__doc__ = func.__doc__.replace("    {common}\n", _COMMON_PARAMS.strip("\n") + "\n")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _doc(func: _F) -> _F:
+    # Generic in the function's type, so type checkers keep each statistic's signature (privacy_params: Eps ...).
+    if func.__doc__ is not None:  # None under python -OO
+        func.__doc__ = func.__doc__.replace("    {common}\n", _COMMON_PARAMS.strip("\n") + "\n")
     return func
 
 
@@ -638,9 +665,9 @@ def mean(
     privacy_params: Eps,
     *,
     bounds: Any = None,
-    axis: int | None = None,
-    nan_policy: str = "raise",
-    mechanism: str = "laplace",
+    axis: Axis = None,
+    nan_policy: NanPolicy = "raise",
+    mechanism: MechanismName = "laplace",
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
@@ -715,9 +742,9 @@ def sum(
     privacy_params: Eps,
     *,
     bounds: Any = None,
-    axis: int | None = None,
-    nan_policy: str = "raise",
-    mechanism: str = "laplace",
+    axis: Axis = None,
+    nan_policy: NanPolicy = "raise",
+    mechanism: MechanismName = "laplace",
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
@@ -780,10 +807,10 @@ def var(
     privacy_params: Eps,
     *,
     bounds: Any = None,
-    axis: int | None = None,
+    axis: Axis = None,
     ddof: int = 0,
-    nan_policy: str = "raise",
-    mechanism: str = "laplace",
+    nan_policy: NanPolicy = "raise",
+    mechanism: MechanismName = "laplace",
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
@@ -846,10 +873,10 @@ def std(
     privacy_params: Eps,
     *,
     bounds: Any = None,
-    axis: int | None = None,
+    axis: Axis = None,
     ddof: int = 0,
-    nan_policy: str = "raise",
-    mechanism: str = "laplace",
+    nan_policy: NanPolicy = "raise",
+    mechanism: MechanismName = "laplace",
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
@@ -900,8 +927,8 @@ def count(
     x: Any,
     privacy_params: Eps,
     *,
-    axis: int | None = None,
-    mechanism: str = "laplace",
+    axis: Axis = None,
+    mechanism: MechanismName = "laplace",
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
@@ -1003,8 +1030,8 @@ def covariance(
     *,
     bounds: Any = None,
     ddof: int = 1,
-    nan_policy: str = "raise",
-    mechanism: str = "laplace",
+    nan_policy: NanPolicy = "raise",
+    mechanism: MechanismName = "laplace",
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
@@ -1092,7 +1119,8 @@ def covariance(
         w, vecs = np.linalg.eigh(m)
         m = (vecs * np.maximum(w, 0.0)) @ vecs.T
         m = (m + m.T) / 2
-        return m * np.outer(r, r)
+        result: np.ndarray = m * np.outer(r, r)
+        return result
 
     target = CovarianceTarget(lo, hi, ddof=ddof, nan_policy="omit" if omit else "raise", who=who)
     plan = Plan(target=target, l1=l1, l2=l2, dims=dims, postprocess=post)

@@ -17,7 +17,18 @@ from ..exceptions import TargetOutputError
 from ..mechanisms._selection import sample_exponential_many
 from ..mechanisms.base import DPMech, _callable_target, _sensitivity
 from ..privacy import Eps
-from ._common import NAN_POLICIES, as_data, check_axis, check_bool, check_bounds, check_choice, check_params, nan_error
+from ._common import (
+    NAN_POLICIES,
+    Axis,
+    NanPolicy,
+    as_data,
+    check_axis,
+    check_bool,
+    check_bounds,
+    check_choice,
+    check_params,
+    nan_error,
+)
 
 __all__ = ["DEFAULT_CANDIDATES", "GridCounts", "Quantile", "candidate_grid", "median", "quantile"]
 
@@ -324,7 +335,8 @@ class Quantile(DPMech):
             )
 
     def _release(self, value: GridCounts, privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
-        return self._draw(value, privacy_params, rng, 1)[0]
+        result: np.ndarray = self._draw(value, privacy_params, rng, 1)[0]
+        return result
 
     def _accuracy(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
         """Error bar in rank units: with probability ≥ 1 − α each released grid point c has rank error
@@ -368,7 +380,8 @@ def _draw_candidates(scores: np.ndarray, scale: float, rng: np.random.Generator,
     starts = np.concatenate([[0], np.flatnonzero(scores[1:] != scores[:-1]) + 1])
     sizes = np.diff(np.append(starts, scores.size))
     chosen = sample_exponential_many(scores[starts], scale, rng, n, log_weights=np.log(sizes))
-    return starts[chosen] + rng.integers(0, sizes[chosen])
+    result: np.ndarray = starts[chosen] + rng.integers(0, sizes[chosen])
+    return result
 
 
 @attrs.frozen(eq=False)
@@ -388,8 +401,8 @@ def quantile(
     privacy_params: Eps,
     *,
     bounds: Any = None,
-    axis: int | None = None,
-    nan_policy: str = "raise",
+    axis: Axis = None,
+    nan_policy: NanPolicy = "raise",
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
@@ -493,8 +506,8 @@ def median(
     privacy_params: Eps,
     *,
     bounds: Any = None,
-    axis: int | None = None,
-    nan_policy: str = "raise",
+    axis: Axis = None,
+    nan_policy: NanPolicy = "raise",
     rng: RNGLike = None,
     accountant: Any = None,
     full_response: bool = False,
