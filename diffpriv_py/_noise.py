@@ -586,6 +586,28 @@ def grid_laplace(
     return _signed_geometric(values.size, lam, rng, unit=r, offset=values.ravel()).reshape(values.shape)
 
 
+@functools.lru_cache(maxsize=1024)
+def _laplace_scalar_plan(sensitivity: float, epsilon: float) -> tuple[float, int, float, float] | None:
+    r, eps_c, rounded_sensitivity = _laplace_grid(sensitivity, epsilon, 1)
+    lam = r * eps_c / rounded_sensitivity
+    k, beta = _block(lam)
+    return (lam, k, beta, r) if 0 < k <= 52 else None
+
+
+def grid_laplace_scalar(value: float, sensitivity: float, epsilon: float, rng: np.random.Generator) -> float | None:
+    """:func:`grid_laplace` of one value (``dims`` = 1) as a float, without the array wrapping; None if it has no
+    scalar path (then call :func:`grid_laplace`).
+
+    The same calibration (cached per (Δ, ε)) and the same call of :func:`_one_signed_geometric` as
+    :func:`grid_laplace` makes for an array of one value, so the output is the same float from the same stream.
+    """
+    plan = _laplace_scalar_plan(sensitivity, epsilon)
+    if plan is None:
+        return None
+    lam, k, beta, r = plan
+    return _one_signed_geometric(lam, k, beta, rng, r, value)
+
+
 def gaussian_grid_calibration(
     sigma_for: Callable[[float, float, float], float], sensitivity: float, epsilon: float, delta: float, dims: int
 ) -> tuple[float, float]:

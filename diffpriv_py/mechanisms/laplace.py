@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import numpy as np
@@ -71,9 +71,10 @@ class Laplace(NumericMech):
 
     def _check_params(self, privacy_params: Eps) -> None:
         # The safe samplers' limits depend only on public values (ε, Δ, dims): refuse before the charge, not after.
+        # _laplace_grid runs exactly grid_step(Δ/ε) and laplace_epsilon_reserve(ε, dims) and caches their success
+        # (a failure raises and is not cached), so a repeated release pays one dictionary look-up for both checks.
         if self.noise != "float" and self.sensitivity > 0:
-            _noise.grid_step(self.noise_scale(privacy_params))
-            _noise.laplace_epsilon_reserve(privacy_params.epsilon, self.dims or 1)
+            _noise._laplace_grid(self.sensitivity, privacy_params.epsilon, self.dims or 1)
 
     def noise_distribution(self, privacy_params: Eps) -> stats.rv_continuous:
         from scipy import stats  # lazy: scipy.stats costs ~0.5 s at import, and releases never need it
@@ -82,6 +83,15 @@ class Laplace(NumericMech):
 
     def _noise(self, shape: tuple[int, ...], privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
         return rng.laplace(0.0, self.noise_scale(privacy_params), size=shape)
+
+    def _release(self, value: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> Any:
+        # One safe value: the scalar sampler directly (the same draw _perturb makes for a stack of one, from the
+        # same stream), without wrapping the value in arrays; µs count in small releases.
+        if value.ndim == 0 and self.noise == "safe" and self.sensitivity > 0:
+            noisy = _noise.grid_laplace_scalar(value.item(), self.sensitivity, privacy_params.epsilon, rng)
+            if noisy is not None:
+                return noisy
+        return super()._release(value, privacy_params, rng)
 
     def _perturb(self, values: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
         if self.sensitivity == 0:
