@@ -278,6 +278,46 @@ def two_sided_geometric(shape: int | tuple[int, ...], lam: float, rng: np.random
     return _two_sided_geometric_float(shape, lam, rng).astype(np.int64)
 
 
+@functools.lru_cache(maxsize=256)
+def _stage_thresholds(beta: float) -> tuple[float, ...]:
+    # The very floats _geometric_blocks compares with (numpy's exp of the same array), as Python floats.
+    c = max(1, int(2.0 / beta))
+    thresholds: list[float] = np.exp(-beta * np.arange(1, c + 1, dtype=np.float64)).tolist()
+    return tuple(thresholds)
+
+
+def one_two_sided_geometric(lam: float, rng: np.random.Generator) -> int | None:
+    """One draw of :func:`two_sided_geometric` as a Python int, in scalar arithmetic; None when λ ≤ 1/4 or λ > 2
+    (then call :func:`two_sided_geometric`).
+
+    For 1/4 < λ ≤ 2 this is the vectorised sampler for one value step by step: the same thresholds (computed by
+    numpy, cached), the same uniforms from the same stream (one ``rng.random()`` is the value ``rng.random(1)``
+    holds) and the same comparisons, sign and rejection of (negative, 0), so the same integer, without a dozen
+    numpy calls on arrays of one element.
+    """
+    if not (math.isfinite(lam) and lam > 0):
+        raise ValueError(f"The geometric decay must be finite and > 0; got {lam!r}.")
+    if not 0.25 < lam <= 2.0:  # _block gives T = 1 and β = λ exactly here; _geometric_blocks compares uniforms
+        return None
+    thresholds = _stage_thresholds(lam)
+    c = len(thresholds)
+    random = rng.random
+    while True:
+        blocks = 0
+        while True:
+            u = random()
+            stage = 0
+            for t in thresholds:
+                stage += u < t
+            blocks += stage
+            if stage != c:  # a capped draw (G ≥ c) starts again and adds c (memorylessness)
+                break
+        sign = random() - 0.5
+        if blocks == 0 and sign < 0:  # sign is never −0.0: u − 0.5 is +0.0 at u = 0.5
+            continue  # reject (negative, 0): 0 must not be counted twice
+        return -blocks if sign < 0 else blocks
+
+
 def _two_sided_geometric_float(shape: int | tuple[int, ...], lam: float, rng: np.random.Generator) -> np.ndarray:
     if not (math.isfinite(lam) and lam > 0):
         raise ValueError(f"The geometric decay must be finite and > 0; got {lam!r}.")

@@ -15,6 +15,11 @@ from .base import NumericMech
 
 __all__ = ["DiscreteLaplace"]
 
+_NOT_INTEGER = (
+    "Non-private target output is not integer-valued: DiscreteLaplace needs integer counts (below 2^53 in "
+    "magnitude). Use Laplace for real-valued targets."
+)
+
 
 @attrs.frozen(kw_only=True)
 class DiscreteLaplace(NumericMech):
@@ -74,15 +79,27 @@ class DiscreteLaplace(NumericMech):
 
     def _evaluate(self, output: Any) -> np.ndarray:
         values = super()._evaluate(output)
+        if values.ndim == 0:  # one value: the same test in Python arithmetic (round is exact below 2^53)
+            value = values.item()
+            if not (abs(value) < 2.0**53 and value == round(value)):
+                raise TargetOutputError(_NOT_INTEGER)
+            return values.astype(np.int64)
         if not np.all(np.abs(values) < 2.0**53) or not np.all(values == np.round(values)):
-            raise TargetOutputError(
-                "Non-private target output is not integer-valued: DiscreteLaplace needs integer counts (below 2^53 in "
-                "magnitude). Use Laplace for real-valued targets."
-            )
+            raise TargetOutputError(_NOT_INTEGER)
         return values.astype(np.int64)
 
     def _norm(self, value1: np.ndarray, value2: np.ndarray) -> float:
         return float(np.abs(value1 - value2).sum())
+
+    def _release(self, value: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> Any:
+        # One value with safe noise: the scalar geometric sampler, which draws the same integer from the same
+        # stream as _perturb does for a stack of one (see _noise.one_two_sided_geometric), in Python arithmetic.
+        if value.ndim == 0 and self.noise == "safe" and self.sensitivity > 0:
+            eps_c = _noise.laplace_epsilon_reserve(privacy_params.epsilon, 1)
+            noise = _noise.one_two_sided_geometric(eps_c / self.sensitivity, rng)
+            if noise is not None:
+                return value.item() + noise
+        return super()._release(value, privacy_params, rng)
 
     def _perturb(self, values: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
         values = np.asarray(values, dtype=np.int64)
