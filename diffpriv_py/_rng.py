@@ -96,7 +96,7 @@ class _SeededState(np.random.bit_generator.ISpawnableSeedSequence):
 
     # dtype is Any: numpy's stub types it with a private alias (uint32 or uint64 dtype-likes).
     def generate_state(self, n_words: int, dtype: Any = np.uint32) -> npt.NDArray[np.uint32 | np.uint64]:
-        if n_words == 4 and np.dtype(dtype) == np.uint64:
+        if n_words == 4 and (dtype is np.uint64 or np.dtype(dtype) == np.uint64):  # PCG64 passes np.uint64 itself
             return _pcg64_state(self._seed)
         return self.sequence.generate_state(n_words, dtype)
 

@@ -120,6 +120,8 @@ def check_log_size(base: int, exponent: int, name: str, *, maximum: int = MAX_EL
 
 def refuse_masked(data: Any, name: str = "X", *, owner: str = "") -> None:
     """Refuse numpy masked arrays (alone or in an (X, y) tuple): numpy functions would silently use masked values."""
+    if type(data) is np.ndarray:  # a plain array is not a MaskedArray (a subclass); the common case, answered at once
+        return
     parts = data if isinstance(data, tuple) else (data,)
     if any(isinstance(part, np.ma.MaskedArray) for part in parts):
         where = f" of {owner}" if owner else ""

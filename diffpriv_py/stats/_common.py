@@ -130,6 +130,8 @@ _Option = TypeVar("_Option", bound=str)
 
 
 def check_choice(value: Any, name: str, options: Sequence[_Option], *, who: str) -> _Option:
+    if type(value) is str and value in options:  # the common case: an exact str equal to an option is that option
+        return value  # type: ignore[return-value]
     if not isinstance(value, str) or value not in options:
         choices = " or ".join(repr(o) for o in options)
         raise ValueError(f"The '{name}' of {who} must be {choices}. Got {value!r}.")
@@ -367,6 +369,8 @@ def sensitivities(per_coordinate: np.ndarray, *, together: bool) -> tuple[float,
 
 
 def check_bool(value: Any, name: str, *, who: str) -> bool:
+    if value is False or value is True:
+        return value
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"The '{name}' of {who} must be True or False. Got {value!r}.")
     return bool(value)
