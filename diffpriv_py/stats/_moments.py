@@ -56,6 +56,7 @@ _OMIT_L2 = {1: math.sqrt(1.25), 2: math.sqrt(1.3125)}
 
 SMALL = 32
 """Pooled statistics of at most this many values are computed in Python arithmetic (same bits, less overhead)."""
+_ROUNDER = 1.5 * 2.0**52  # see ClippedStatistic._small
 
 
 @attrs.frozen(eq=False)
@@ -90,7 +91,12 @@ class ClippedStatistic:
             grid = self._make_grid(d)
             parts = (grid.origin, grid.scale, grid.low, grid.high, grid.offset)
             small = None
-            if all(np.ndim(p) == 0 for p in parts) and float(grid.offset) == 0.0:
+            # The small path's float rounding and sums are exact while SMALL indices of the grid stay below 2^52.
+            if (
+                all(np.ndim(p) == 0 for p in parts)
+                and float(grid.offset) == 0.0
+                and max(abs(float(grid.low)), abs(float(grid.high))) * SMALL <= 2.0**52
+            ):
                 small = (float(grid.origin), float(grid.scale), float(grid.low), float(grid.high))
             cached = self._grids[d] = (grid, small)
         return cached
@@ -154,21 +160,24 @@ class ClippedStatistic:
         10-value array cost more than the whole noisy release.
         """
         origin, scale, low, high = grid
+        # Round half to even as float arithmetic: for |c| ≤ 2^51, c + 1.5·2^52 lies in [2^52, 2^53), where the
+        # doubles are exactly the integers, so IEEE addition rounds c to the nearest integer, ties to even (as
+        # round() and rint do), and subtracting 1.5·2^52 is exact. _grid keeps |low|, |high| ≤ 2^52/SMALL, so
+        # the indices and their sum are integers below 2^52, all exact in float64. A NaN value stays NaN through
+        # the comparisons (both false) and makes the sum NaN: one test instead of one per value.
         us = [(v - origin) * scale for v in x.ravel().tolist()]
-        total = builtins.sum(us)
+        ks = [((low if u < low else (high if u > high else u)) + _ROUNDER) - _ROUNDER for u in us]
+        total = builtins.sum(ks)
         if total != total:
-            # A NaN u makes the sum NaN (so does ±inf − ∓inf, which only sends that rare input to the array path):
-            # the array path then gives the nan_policy's error. One test of the sum instead of one per value.
-            return None
-        ks = [round(low if u < low else (high if u > high else u)) for u in us]
-        m, s1 = len(ks), builtins.sum(ks)
+            return None  # NaN: the array path gives the nan_policy's error
+        m, s1 = len(ks), int(total)
         if self.statistic == "sum":
             result: np.floating[Any] | None = np.float64(math.ldexp(float(s1), -bits))
             return result
         if self.statistic == "mean":
             result = np.float64(s1 / (m << bits))
             return result
-        s2 = builtins.sum(k * k for k in ks)
+        s2 = builtins.sum(k * k for k in map(int, ks))  # Python ints: the squares exceed 2^53
         result = np.float64((m * s2 - s1 * s1) / ((m * (m - self.ddof)) << (2 * bits)))
         return result
 
