@@ -243,7 +243,7 @@ def _one_signed_geometric(
             continue
         stage = min(math.floor(math.log(magnitude_w / bound) * (-1.0 / beta)), c)  # the vectorised sampler's float ops
         if stage == c:
-            stage += float(_geometric_blocks(1, beta, rng)[0])
+            stage += _one_geometric_block(beta, rng)  # β ≤ 1/2 here: _geometric_blocks(1, β, rng), in scalars
         magnitude = stage * block + j
         if magnitude == 0 and w < 0:  # reject (negative, 0): 0 must not be counted twice
             continue
@@ -286,6 +286,22 @@ def _stage_thresholds(beta: float) -> tuple[float, ...]:
     return tuple(thresholds)
 
 
+def _one_geometric_block(beta: float, rng: np.random.Generator) -> int:
+    """One draw of ``_geometric_blocks(1, beta, rng)`` for β ≤ 2: the same thresholds, uniforms and comparisons."""
+    thresholds = _stage_thresholds(beta)
+    c = len(thresholds)
+    random = rng.random
+    blocks = 0
+    while True:
+        u = random()  # the value rng.random(1) holds: the same stream
+        stage = 0
+        for t in thresholds:
+            stage += u < t
+        blocks += stage
+        if stage != c:  # a capped draw (G ≥ c) starts again and adds c (memorylessness)
+            return blocks
+
+
 def one_two_sided_geometric(lam: float, rng: np.random.Generator) -> int | None:
     """One draw of :func:`two_sided_geometric` as a Python int, in scalar arithmetic; None when λ ≤ 1/4 or λ > 2
     (then call :func:`two_sided_geometric`).
@@ -299,19 +315,9 @@ def one_two_sided_geometric(lam: float, rng: np.random.Generator) -> int | None:
         raise ValueError(f"The geometric decay must be finite and > 0; got {lam!r}.")
     if not 0.25 < lam <= 2.0:  # _block gives T = 1 and β = λ exactly here; _geometric_blocks compares uniforms
         return None
-    thresholds = _stage_thresholds(lam)
-    c = len(thresholds)
     random = rng.random
     while True:
-        blocks = 0
-        while True:
-            u = random()
-            stage = 0
-            for t in thresholds:
-                stage += u < t
-            blocks += stage
-            if stage != c:  # a capped draw (G ≥ c) starts again and adds c (memorylessness)
-                break
+        blocks = _one_geometric_block(lam, rng)
         sign = random() - 0.5
         if blocks == 0 and sign < 0:  # sign is never −0.0: u − 0.5 is +0.0 at u = 0.5
             continue  # reject (negative, 0): 0 must not be counted twice
