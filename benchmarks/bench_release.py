@@ -86,6 +86,8 @@ def scalar_rows(dpl) -> None:
         ("Laplace(target=np.mean) of 10 values, rng=None", lambda: mean_mech.release_response(eps, x10), None, "mean"),
         ("dp.stats.mean of 10 values, seed", lambda: dp.stats.mean(x10, eps, bounds=(0, 1), rng=1), None, "mean"),
         ("dp.stats.mean of 10 values, rng=None", lambda: dp.stats.mean(x10, eps, bounds=(0, 1)), None, "mean"),
+        ("dp.stats.count of 10 values, seed", lambda: dp.stats.count(x10, eps, rng=1), None, "count"),
+        ("dp.stats.count of 10 values, rng=None", lambda: dp.stats.count(x10, eps), None, "count"),
     ]
     if dpl is not None:
         dlap = dpl.mechanisms.Laplace(epsilon=1.0, sensitivity=1.0)
@@ -95,6 +97,7 @@ def scalar_rows(dpl) -> None:
             "lap": lambda: dlap.randomise(0.5),
             "gau": lambda: dgau.randomise(0.5),
             "mean": lambda: dpl.tools.mean(x10, epsilon=1.0, bounds=(0, 1), accountant=acc),
+            "count": lambda: dpl.tools.count_nonzero(x10, epsilon=1.0, accountant=acc),
         }
     for name, ours, numpy_fn, kind in cases:
         fns = {"ours": ours}
@@ -198,6 +201,8 @@ if __name__ == "__main__":
     dpl = peers()
     with threadpool_limits(1):
         scalar_rows(dpl)
-        many_rows(dpl)
-        large_rows()
-    import_rows()
+        if "--scalar" not in sys.argv:  # --scalar: only the one-value table (a quick check of the fixed costs)
+            many_rows(dpl)
+            large_rows()
+    if "--scalar" not in sys.argv:
+        import_rows()
