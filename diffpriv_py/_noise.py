@@ -417,7 +417,7 @@ def _draw_blocks(
     slot2 = (words & np.uint64(((1 << bits) - 1) << 1)).view(np.int64)
     keep = words < shifted.take(slot2)
     slot2 += keep
-    g = outcomes.take(slot2)
+    g: np.ndarray = outcomes.take(slot2)
     tail = np.flatnonzero(g == k * block)
     if tail.size:
         draws = _gaussian_tail(tail.size, rho, k, rng) if tails is None else tails.take(tail.size)
@@ -502,11 +502,12 @@ def _discrete_gaussian_blocks(
     decided by a 53-bit uniform from a third word (see :func:`_gaussian_block_proposals`); this gives exactly
     P(|y|) ∝ exp(−y²/(2σ²)), and (negative, 0) is rejected. Acceptance rate ≈ 0.97. A rejected proposal is
     replaced in place by a fresh one (and so on until accepted): every position's value is the first accepted of
-    its own i.i.d. proposals, which has the accepted law, independently of the other positions.
+    its own i.i.d. proposals, which has the accepted law, independently of the other positions (which positions
+    are retried depends only on their own earlier proposals, and fresh proposals are independent of those).
 
     For |y| ≤ 40σ every integer's probability is within a relative 2⁻⁴⁰ of the ideal one: the alias table 2⁻⁴²,
-    the tail envelope and its acceptance 2⁻⁴¹, the within-block acceptance 2⁻⁴⁹ (fl(exp) within 4 ulp of the
-    acceptance probability p ≥ e^(−2.6), and P(U < fl(exp)) = ⌈2⁵³·fl(exp)⌉/2⁵³ within 2⁻⁵³ of it), and the
+    the tail envelope and its acceptance 2⁻⁴¹, the within-block acceptance 2⁻⁴⁹ (fl(exp) within 4 ulp, a relative
+    2⁻⁵⁰, of the acceptance probability p ≥ e^(−2.6), and the lazy decision within 2⁻⁶⁵ of fl(exp)), and the
     normalising constant as much again.
     """
     _, e = math.frexp(sigma / _BLOCKS_PER_SIGMA)
@@ -521,16 +522,29 @@ def _discrete_gaussian_blocks(
     # P(G ≥ 3ρ) < 0.0028 and ≈ 1.03 proposals per value: 0.003·size tail draws are enough for almost every release.
     tails = _GaussianTailPool(rho, math.ceil(3 * rho), rng, int(0.003 * size) + 64)
     out = np.empty(size)
+    pending = []
     for start in range(0, size, _GAUSSIAN_CHUNK):
         stop = min(size, start + _GAUSSIAN_CHUNK)
         g, rejected = _gaussian_block_proposals(stop - start, rho, block, e - 1, scale, rng, tails)
-        while rejected.size:  # ≈ 3 % of the chunk, then 0.1 %, …
-            again, still = _gaussian_block_proposals(rejected.size, rho, block, e - 1, scale, rng, tails)
-            g[rejected] = again
-            rejected = rejected[still]
         np.multiply(g, unit, out=out[start:stop])  # unit is a power of two: exact
         if offset is not None:
             out[start:stop] += _round_to_grid(offset[start:stop], unit)
+        if rejected.size:
+            pending.append(rejected + start)
+    # Rejected positions (≈ 3 %) are collected over the whole release and redrawn in full chunks, then 0.1 %, …:
+    # a retry round per chunk would cost more in per-call overhead than the arithmetic.
+    todo = np.concatenate(pending) if pending else np.empty(0, dtype=np.int64)
+    while todo.size:
+        pending = []
+        for start in range(0, todo.size, _GAUSSIAN_CHUNK):
+            where = todo[start : start + _GAUSSIAN_CHUNK]
+            again, still = _gaussian_block_proposals(where.size, rho, block, e - 1, scale, rng, tails)
+            again *= unit
+            if offset is not None:
+                again += _round_to_grid(offset[where], unit)
+            out[where] = again
+            pending.append(where[still])
+        todo = np.concatenate(pending)
     return out
 
 
