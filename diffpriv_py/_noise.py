@@ -395,7 +395,7 @@ class _GaussianTailPool:
 
     def __init__(self, rho: float, k: int, rng: np.random.Generator, expected: int) -> None:
         self._rho, self._k, self._rng = rho, k, rng
-        self._batch = max(256, expected)
+        self._batch = expected
         self._values = np.empty(0)
         self._used = 0
 
@@ -520,30 +520,38 @@ def _discrete_gaussian_blocks(
     rho = sigma / block
     scale = -0.5 / (sigma * sigma)
     # P(G ≥ 3ρ) < 0.0028 and ≈ 1.03 proposals per value: 0.003·size tail draws are enough for almost every release.
-    tails = _GaussianTailPool(rho, math.ceil(3 * rho), rng, int(0.003 * size) + 64)
+    tails = _GaussianTailPool(rho, math.ceil(3 * rho), rng, int(0.003 * size) + 16)
     out = np.empty(size)
     pending = []
-    for start in range(0, size, _GAUSSIAN_CHUNK):
-        stop = min(size, start + _GAUSSIAN_CHUNK)
-        g, rejected = _gaussian_block_proposals(stop - start, rho, block, e - 1, scale, rng, tails)
+    full = size - size % _GAUSSIAN_CHUNK
+    for start in range(0, full, _GAUSSIAN_CHUNK):  # full chunks: accepted in place, the rejected ones remembered
+        stop = start + _GAUSSIAN_CHUNK
+        g, rejected = _gaussian_block_proposals(_GAUSSIAN_CHUNK, rho, block, e - 1, scale, rng, tails)
         np.multiply(g, unit, out=out[start:stop])  # unit is a power of two: exact
         if offset is not None:
             out[start:stop] += _round_to_grid(offset[start:stop], unit)
         if rejected.size:
             pending.append(rejected + start)
-    # Rejected positions (≈ 3 %) are collected over the whole release and redrawn in full chunks, then 0.1 %, …:
-    # a retry round per chunk would cost more in per-call overhead than the arithmetic.
-    todo = np.concatenate(pending) if pending else np.empty(0, dtype=np.int64)
+    pending.append(np.arange(full, size))
+    # The rejected positions (≈ 3 %) of the whole release and the last partial chunk are filled together, in full
+    # chunks, from an oversampled batch of proposals whose accepted ones are handed out in order (they are i.i.d.):
+    # almost always one round, where per-chunk retry rounds would cost more in call overhead than the arithmetic.
+    todo = np.concatenate(pending)
     while todo.size:
         pending = []
         for start in range(0, todo.size, _GAUSSIAN_CHUNK):
             where = todo[start : start + _GAUSSIAN_CHUNK]
-            again, still = _gaussian_block_proposals(where.size, rho, block, e - 1, scale, rng, tails)
+            m = int(where.size / 0.95) + 32
+            again, rejected = _gaussian_block_proposals(m, rho, block, e - 1, scale, rng, tails)
+            if rejected.size:
+                again = np.delete(again, rejected)
+            again = again[: where.size]
+            filled = where[: again.size]
             again *= unit
             if offset is not None:
-                again += _round_to_grid(offset[where], unit)
-            out[where] = again
-            pending.append(where[still])
+                again += _round_to_grid(offset[filled], unit)
+            out[filled] = again
+            pending.append(where[again.size :])
         todo = np.concatenate(pending)
     return out
 
