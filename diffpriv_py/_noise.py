@@ -388,9 +388,9 @@ def _gaussian_alias_lookup(rho: float, block: float) -> tuple[np.ndarray, np.nda
 class _GaussianTailPool:
     """I.i.d. draws of :func:`_gaussian_tail` made in batches and handed out in order.
 
-    The tail sampler costs ~0.2 ms per call whatever its size, and a release hits the tail in ~0.3 % of proposals:
-    one batch per release instead of one call per chunk. Handing out pre-drawn i.i.d. values in order is the same
-    law as drawing each when needed: they are independent of the bits that decide which proposals reach the tail.
+    The tail sampler's cost is mostly per call (tens of µs), and a release hits the tail in ~0.3 % of proposals:
+    about one batch per release instead of one call per chunk. Handing out pre-drawn i.i.d. values in order is the
+    same law as drawing each when needed: they are independent of the bits that decide which proposals reach it.
     """
 
     def __init__(self, rho: float, k: int, rng: np.random.Generator, expected: int) -> None:
@@ -519,8 +519,9 @@ def _discrete_gaussian_blocks(
         )
     rho = sigma / block
     scale = -0.5 / (sigma * sigma)
-    # P(G ≥ 3ρ) < 0.0028 and ≈ 1.03 proposals per value: 0.003·size tail draws are enough for almost every release.
-    tails = _GaussianTailPool(rho, math.ceil(3 * rho), rng, int(0.003 * size) + 16)
+    # P(G ≥ 3ρ) < 0.0028 and ≈ 1.03 proposals per value: a first batch of 0.003·size + 1 tail draws covers most
+    # releases (the tail sampler's cost is mostly per call); the pool draws more if it runs out.
+    tails = _GaussianTailPool(rho, math.ceil(3 * rho), rng, int(0.003 * size) + 1)
     out = np.empty(size)
     pending = []
     full = size - size % _GAUSSIAN_CHUNK
