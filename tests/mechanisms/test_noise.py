@@ -106,6 +106,32 @@ def test_block_sampler_at_grid_and_largest_scales_is_normal_by_ks(sigma):
     assert _block_sampler_ks_pvalue(sigma, sigma, 31) > P_FLOOR
 
 
+def test_block_sampler_resolves_acceptance_ties_with_a_further_uniform_at_the_largest_block_size(monkeypatch):
+    """With 13 leading acceptance bits, ties (≈ 1 in 8192 proposals) occur and draw a further 53-bit uniform."""
+
+    class CountingGenerator:
+        def __init__(self, rng):
+            self._rng, self.uniforms = rng, 0
+
+        def __getattr__(self, name):
+            return getattr(self._rng, name)
+
+        def random(self, size=None):
+            self.uniforms += 1 if size is None else int(np.prod(size))
+            return self._rng.random(size)
+
+    # The tail sampler draws uniforms too: give it its own generator so that only the ties are counted.
+    tail = _noise._gaussian_tail
+    tail_rng = np.random.default_rng(35)
+    monkeypatch.setattr(_noise, "_gaussian_tail", lambda n, rho, k, rng: tail(n, rho, k, tail_rng))
+    rng = CountingGenerator(np.random.default_rng(34))
+    sigma = 1.7 * 2.0**55
+    assert _noise._acceptance_bits(51) == 13
+    draws = _noise._discrete_gaussian_blocks(200_000, sigma, rng)
+    assert rng.uniforms >= 1  # ≈ 25 expected (P(none) ≈ e^-25)
+    assert stats.kstest(draws / sigma, stats.norm.cdf).pvalue > P_FLOOR
+
+
 def test_block_sampler_ks_check_catches_a_five_percent_wrong_sigma():
     """The same KS test rejects draws whose σ is 5 % too large (p < 1e-7)."""
     sigma = 1.3 * 2.0**40
