@@ -3,6 +3,8 @@
 ``python benchmarks/bench_noise.py`` times diffpriv_py beside numpy; ``python benchmarks/bench_noise.py --peers``
 (in the venv built by ``benchmarks/setup_peers.sh``) times numpy, diffprivlib and OpenDP. ``--quick`` uses smaller
 sizes. Prints Markdown table rows; every figure is the median of several runs in one process.
+``python benchmarks/bench_noise.py --gaussian`` times the safe Gaussian sampler against numpy's ``normal`` on the same
+PCG64 generator, interleaved run by run, at 10⁶ and 10⁷ values (``--quick``: 10⁶ only).
 """
 
 from __future__ import annotations
@@ -116,6 +118,24 @@ def ours(rows: list[str], quick: bool) -> None:
         )
 
 
+def gaussian_sampler(rows: list[str], quick: bool) -> None:
+    """Safe Gaussian noise (grid 2⁻⁴⁰σ, calibrated σ) vs numpy's ``normal``, interleaved in one process, medians."""
+    from diffpriv_py._noise import grid_gaussian, grid_step
+
+    sigma = 1.3
+    r = grid_step(sigma)
+    for n in [10**6] if quick else [10**6, 10**7]:
+        x = np.zeros(n)
+        rng = np.random.default_rng(1)
+        ours_s, numpy_s = [], []
+        for _ in range(9):
+            numpy_s.append(median_seconds(lambda n=n, rng=rng: rng.normal(0.0, sigma, n), 1))
+            ours_s.append(median_seconds(lambda x=x, rng=rng: grid_gaussian(x, r, sigma, rng), 1))
+        reference = statistics.median(numpy_s)
+        rows.append(row("numpy Generator.normal (PCG64)", n, reference))
+        rows.append(row("safe Gaussian noise, grid_gaussian (PCG64)", n, statistics.median(ours_s), reference))
+
+
 def peers(rows: list[str], quick: bool) -> None:
     numpy_rows(rows, 10**6)
     try:
@@ -163,6 +183,10 @@ def peers(rows: list[str], quick: bool) -> None:
 
 def main() -> None:
     quick = "--quick" in sys.argv
+    if "--gaussian" in sys.argv:
+        print("| sampler | values | median ms | values/s | × numpy normal (same generator) |\n|---|---|---|---|---|")
+        gaussian_sampler([], quick)
+        return
     print("| sampler | values | median ms | values/s | × numpy laplace (same generator) |\n|---|---|---|---|---|")
     (peers if "--peers" in sys.argv else ours)([], quick)
 

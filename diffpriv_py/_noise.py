@@ -399,25 +399,139 @@ def _gaussian_tail(n: int, rho: float, k: int, rng: np.random.Generator) -> np.n
 
 
 _LOW_53 = np.uint64(11)  # a 64-bit word shifted right by 11 leaves 53 bits, numpy's own double-uniform construction
+_SIGN_BIT = np.uint64(63)
+# Proposals per pass: each temporary (128 000 bytes) stays below glibc's 128 KiB mmap threshold, so it is reused
+# heap memory, not fresh pages faulted in on every pass (which costs as much as the arithmetic).
+_GAUSSIAN_CHUNK = 16_000
+
+
+@functools.lru_cache(maxsize=64)
+def _gaussian_alias_lookup(rho: float, block: float) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """:func:`_gaussian_block_tables` laid out for a branch-free alias draw from one 64-bit word W.
+
+    W's bit 0 is left for the caller (the sign), bits 1 … b give the slot s (b ≤ 7 as K < 97), and ⌊W/2¹¹⌋ is the
+    53-bit coin: the coin is below t_s iff W < t_s·2¹¹, so W itself is compared with the shifted threshold, found at
+    index 2s = W & (2^(b+1) − 2). The outcome is entry 2s + keep of a table holding alias(s)·T at 2s and s·T at 2s + 1
+    (exact: small integers times the power of two T): a gather replaces a data-dependent ``where``, slow on random
+    masks. Slots kept with probability 1 (t_s = 2⁵³, whose shifted threshold would overflow 64 bits) get their own
+    outcome as alias and threshold 0: the same outcome whatever the coin. The law is the alias table's, unchanged.
+
+    Returns the shifted thresholds (uint64, at even indices), the outcomes·T (float64), K and b.
+    """
+    thresholds, alias, k, bits = _gaussian_block_tables(rho)
+    if bits > 10:  # the slot must stay within the 11 bits below the coin
+        raise ValueError(f"The Gaussian block table needs at most 2^10 slots; got 2^{bits} for rho={rho!r}.")
+    slots = np.arange(1 << bits)
+    full = thresholds == np.uint64(1 << 53)
+    shifted = np.zeros(2 << bits, dtype=np.uint64)
+    shifted[0::2] = np.where(full, 0, thresholds) << _LOW_53
+    outcomes = np.empty(2 << bits)
+    outcomes[0::2] = np.where(full, slots, alias) * block
+    outcomes[1::2] = slots * block
+    return shifted, outcomes, k, bits
+
+
+class _GaussianTailPool:
+    """I.i.d. draws of :func:`_gaussian_tail` made in batches and handed out in order.
+
+    The tail sampler's cost is mostly per call (tens of µs), and a release hits the tail in ~0.3 % of proposals:
+    about one batch per release instead of one call per chunk. Handing out pre-drawn i.i.d. values in order is the
+    same law as drawing each when needed: they are independent of the bits that decide which proposals reach it.
+    """
+
+    def __init__(self, rho: float, k: int, rng: np.random.Generator, expected: int) -> None:
+        self._rho, self._k, self._rng = rho, k, rng
+        self._batch = expected
+        self._values = np.empty(0)
+        self._used = 0
+
+    def take(self, n: int) -> np.ndarray:
+        if self._used + n > self._values.size:
+            fresh = _gaussian_tail(max(n, self._batch), self._rho, self._k, self._rng)
+            self._values = np.concatenate([self._values[self._used :], fresh])
+            self._used = 0
+        values = self._values[self._used : self._used + n]
+        self._used += n
+        return values
+
+
+def _draw_blocks(
+    words: np.ndarray, rho: float, block: float, rng: np.random.Generator, tails: _GaussianTailPool | None
+) -> np.ndarray:
+    """G·T for each 64-bit word (bit layout of :func:`_gaussian_alias_lookup`; bit 0 unused), tail included."""
+    shifted, outcomes, k, bits = _gaussian_alias_lookup(rho, block)
+    slot2 = (words & np.uint64(((1 << bits) - 1) << 1)).view(np.int64)
+    keep = words < shifted.take(slot2)
+    slot2 += keep
+    g: np.ndarray = outcomes.take(slot2)
+    tail = np.flatnonzero(g == k * block)
+    if tail.size:
+        draws = _gaussian_tail(tail.size, rho, k, rng) if tails is None else tails.take(tail.size)
+        g[tail] = draws * block
+    return g
 
 
 def _gaussian_blocks(n: int, rho: float, rng: np.random.Generator) -> np.ndarray:
     """n draws of G ≥ 0 with P(G = g) ∝ exp(−g²/(2ρ²)) (alias method for g < 3ρ, geometric envelope beyond), float64.
 
-    One 64-bit word per draw: its low b bits pick the slot, its high 53 bits the keep-or-alias coin (disjoint bits
-    of a uniform word are independent and uniform).
+    One 64-bit word per draw: bits 1 … b pick the slot, the high 53 bits are the keep-or-alias coin (disjoint bits
+    of a uniform word are independent and uniform); see :func:`_gaussian_alias_lookup`.
     """
-    thresholds, alias, k, bits = _gaussian_block_tables(rho)
-    words = rng.bit_generator.random_raw(n)
-    slot = (words & np.uint64((1 << bits) - 1)).view(np.int64)
-    words >>= _LOW_53
-    keep = words < thresholds.take(slot)
-    g = np.where(keep, slot, alias.astype(np.float64).take(slot))  # float64 result: slot is promoted
-    tail = np.flatnonzero(g == k)
-    if tail.size:
-        g[tail] = _gaussian_tail(tail.size, rho, k, rng)
-    result: np.ndarray = g
-    return result
+    return _draw_blocks(rng.bit_generator.random_raw(n), rho, 1.0, rng, None)
+
+
+def _acceptance_bits(k: int) -> int:
+    """Bits of the offset word above R (its low k bits) used as the acceptance uniform's leading part, at most 52."""
+    return min(52, 64 - k)
+
+
+def _gaussian_block_proposals(
+    m: int, rho: float, block: float, k: int, scale: float, rng: np.random.Generator, tails: _GaussianTailPool
+) -> tuple[np.ndarray, np.ndarray]:
+    """m signed proposals of :func:`_discrete_gaussian_blocks` and the (sorted) indices of the rejected ones.
+
+    Two 64-bit words per proposal. The alias word gives the block G (bits 1 and up, see :func:`_gaussian_alias_lookup`)
+    and, in its bit 0, the sign. The offset word's low k bits are R (exactly uniform on {0, …, T − 1}, T = 2^k ≤ 2⁵²)
+    and its top a = min(52, 64 − k) bits are H, the leading a bits of the acceptance uniform U = (H + V)/2^a (V
+    uniform on [0, 1) and independent). Disjoint bits of uniform words are independent and uniform.
+
+    The pair is accepted with probability p = fl(exp(−R(2GT + R)/(2σ²))), decided lazily: with y = p·2^a (exact, a
+    power-of-two scaling), U < p iff H < ⌊y⌋, or H = ⌊y⌋ and V < y − ⌊y⌋. Only the ties H = ⌊y⌋ (probability
+    2^−a ≤ 2⁻¹²) draw V, as a 53-bit uniform, so the acceptance probability is ⌊y⌋/2^a + ⌈2⁵³(y − ⌊y⌋)⌉/2^(53+a):
+    within 2^−(53+a) ≤ 2⁻⁶⁵ of p, closer than a plain 53-bit uniform. The sign is written into the IEEE sign bit, and
+    (negative, 0) is rejected so that 0 is not counted twice.
+    """
+    signs = rng.bit_generator.random_raw(m)
+    g = _draw_blocks(signs, rho, block, rng, tails)
+    words = rng.bit_generator.random_raw(m)
+    a = _acceptance_bits(k)
+    # R < 2^k ≤ 2⁵² and H < 2^a ≤ 2⁵²: the int64 views are the same integers, and compare exactly with doubles.
+    j = (words & np.uint64((1 << k) - 1)).view(np.int64).astype(np.float64)
+    words >>= np.uint64(64 - a)
+    lead = words.view(np.int64)
+    y = g * 2.0
+    y += j
+    y *= j
+    y *= scale
+    np.exp(y, out=y)
+    y *= 2.0**a
+    floor_y = np.floor(y)
+    rejected = np.flatnonzero(lead >= floor_y)
+    g += j
+    signs <<= _SIGN_BIT
+    g_bits = g.view(np.uint64)
+    g_bits |= signs
+    tie = lead.take(rejected) == floor_y.take(rejected)
+    if tie.any():
+        ties = rejected[tie]
+        won = rng.random(ties.size) < y.take(ties) - floor_y.take(ties)  # y − ⌊y⌋ is exact
+        rejected = np.setdiff1d(rejected, ties[won], assume_unique=True)
+    zeros = np.flatnonzero(g == 0)  # −0.0 == 0 too; rare (P(0) ≈ 1/(2.5σ))
+    if zeros.size:
+        negative_zeros = zeros[np.signbit(g.take(zeros))]
+        if negative_zeros.size:
+            rejected = np.union1d(rejected, negative_zeros)
+    return g, rejected
 
 
 def _discrete_gaussian_blocks(
@@ -429,12 +543,18 @@ def _discrete_gaussian_blocks(
 
     |y| = G·T + R with T = 2^k ≈ σ/16: the block G is drawn with probability ∝ T·exp(−(GT)²/(2σ²)) (an upper
     envelope of the block's mass, since the density falls; one 64-bit word per block, see
-    :func:`_gaussian_block_tables`), R uniformly (the top k bits of a second word, so k ≤ 52 and σ < 2⁵⁷), and the
-    pair is accepted with probability
-    exp(−R(2GT + R)/(2σ²)) ≥ e^(−2.6) for |y| ≤ 40σ, which gives exactly P(|y|) ∝ exp(−y²/(2σ²)); the acceptance
-    uniform also gives the sign, and (negative, 0) is rejected. Acceptance rate ≈ 0.97. For |y| ≤ 40σ every
-    integer's probability is within a relative 2⁻⁴⁰ of the ideal one (alias table 2⁻⁴², tail envelope and its
-    acceptance 2⁻⁴¹, the within-block acceptance 2⁻⁴⁸, and the normalising constant as much again).
+    :func:`_gaussian_block_tables`), R uniformly (the top k bits of a second word, so k ≤ 52 and σ < 2⁵⁷; its lowest
+    bit is the sign), and the pair is accepted with probability exp(−R(2GT + R)/(2σ²)) ≥ e^(−2.6) for |y| ≤ 40σ,
+    decided by a 53-bit uniform from a third word (see :func:`_gaussian_block_proposals`); this gives exactly
+    P(|y|) ∝ exp(−y²/(2σ²)), and (negative, 0) is rejected. Acceptance rate ≈ 0.97. A rejected proposal is
+    replaced in place by a fresh one (and so on until accepted): every position's value is the first accepted of
+    its own i.i.d. proposals, which has the accepted law, independently of the other positions (which positions
+    are retried depends only on their own earlier proposals, and fresh proposals are independent of those).
+
+    For |y| ≤ 40σ every integer's probability is within a relative 2⁻⁴⁰ of the ideal one: the alias table 2⁻⁴²,
+    the tail envelope and its acceptance 2⁻⁴¹, the within-block acceptance 2⁻⁴⁹ (fl(exp) within 4 ulp, a relative
+    2⁻⁵⁰, of the acceptance probability p ≥ e^(−2.6), and the lazy decision within 2⁻⁶⁵ of fl(exp)), and the
+    normalising constant as much again.
     """
     _, e = math.frexp(sigma / _BLOCKS_PER_SIGMA)
     block = math.ldexp(1.0, e - 1)  # T ≤ σ/16 < 2T
@@ -443,78 +563,88 @@ def _discrete_gaussian_blocks(
             f"The discrete Gaussian block sampler needs 2^20 <= sigma < 2^57; got {sigma!r}. Use a smaller sigma or "
             "noise='exact'."
         )
-    shift = np.uint64(64 - (e - 1))
     rho = sigma / block
     scale = -0.5 / (sigma * sigma)
+    # P(G ≥ 3ρ) < 0.0028 and ≈ 1.03 proposals per value: a first batch of 0.003·size + 1 tail draws covers most
+    # releases (the tail sampler's cost is mostly per call); the pool draws more if it runs out.
+    tails = _GaussianTailPool(rho, math.ceil(3 * rho), rng, int(0.003 * size) + 1)
     out = np.empty(size)
-    for start in range(0, size, _CHUNK):
-        stop = min(size, start + _CHUNK)
-        filled = start
-        while filled < stop:
-            need = stop - filled
-            m = int(need / 0.95) + 32
-            g = _gaussian_blocks(m, rho, rng)
-            g *= block
-            # R: the top k bits of a 64-bit word, exactly uniform on {0, …, T − 1} (T = 2^k ≤ 2⁵²).
-            j = (rng.bit_generator.random_raw(m) >> shift).astype(np.float64)
-            w = rng.uniform(-1.0, 1.0, m)
-            x = g * 2.0
-            x += j
-            x *= j
-            x *= scale
-            np.exp(x, out=x)
-            g += j
-            accepted = np.flatnonzero(np.abs(w) < x)[:need]
-            np.copysign(g, w, out=g)
-            draws = g.take(accepted)
-            if not draws.all():  # reject (negative, 0), rare: 0 must not be counted twice
-                draws = draws[(draws != 0) | ~np.signbit(draws)]
-            if unit != 1.0:
-                draws *= unit
-            out[filled : filled + draws.size] = draws
-            filled += draws.size
+    pending = []
+    full = size - size % _GAUSSIAN_CHUNK
+    for start in range(0, full, _GAUSSIAN_CHUNK):  # full chunks: accepted in place, the rejected ones remembered
+        stop = start + _GAUSSIAN_CHUNK
+        g, rejected = _gaussian_block_proposals(_GAUSSIAN_CHUNK, rho, block, e - 1, scale, rng, tails)
+        np.multiply(g, unit, out=out[start:stop])  # unit is a power of two: exact
         if offset is not None:
             out[start:stop] += _round_to_grid(offset[start:stop], unit)
+        if rejected.size:
+            pending.append(rejected + start)
+    pending.append(np.arange(full, size))
+    # The rejected positions (≈ 3 %) of the whole release and the last partial chunk are filled together, in full
+    # chunks, from an oversampled batch of proposals whose accepted ones are handed out in order (they are i.i.d.):
+    # almost always one round, where per-chunk retry rounds would cost more in call overhead than the arithmetic.
+    todo = np.concatenate(pending)
+    while todo.size:
+        pending = []
+        for start in range(0, todo.size, _GAUSSIAN_CHUNK):
+            where = todo[start : start + _GAUSSIAN_CHUNK]
+            m = int(where.size / 0.95) + 32
+            again, rejected = _gaussian_block_proposals(m, rho, block, e - 1, scale, rng, tails)
+            if rejected.size:
+                again = np.delete(again, rejected)
+            again = again[: where.size]
+            filled = where[: again.size]
+            again *= unit
+            if offset is not None:
+                again += _round_to_grid(offset[filled], unit)
+            out[filled] = again
+            pending.append(where[again.size :])
+        todo = np.concatenate(pending)
     return out
 
 
 def _one_discrete_gaussian_block(sigma: float, rng: np.random.Generator, unit: float, offset: float) -> float:
     """One draw of :func:`_discrete_gaussian_blocks` plus ``offset`` on the grid, in scalar arithmetic.
 
-    The same alias draw of the block, uniform offset within it, acceptance test and sign as the vectorised sampler,
-    with the same float operations, one proposal at a time (the draws are i.i.d., so the first accepted proposal
-    has the law of any accepted one); the error bound and the (ε, δ) reserve are unchanged.
+    The same two words per proposal, bit layout, alias draw of the block, uniform offset within it, lazy acceptance
+    test and sign as the vectorised sampler (:func:`_gaussian_block_proposals`), with the same float operations,
+    one proposal at a time (the draws are i.i.d., so the first accepted proposal has the law of any accepted one);
+    the error bound and the (ε, δ) reserve are unchanged.
     """
     _, e = math.frexp(sigma / _BLOCKS_PER_SIGMA)
     block = math.ldexp(1.0, e - 1)
     if not 1 <= e - 1 <= 52:
         return float(_discrete_gaussian_blocks(1, sigma, rng, unit=unit, offset=np.array([offset]))[0])  # it raises
-    shift = 64 - (e - 1)
+    k_bits = e - 1
+    a = _acceptance_bits(k_bits)
     rho = sigma / block
     scale = -0.5 / (sigma * sigma)
-    thresholds, alias, k, bits = _gaussian_block_lists(rho)
-    mask = (1 << bits) - 1
+    shifted, outcomes, k, bits = _gaussian_alias_lists(rho, block)
+    slot_mask = ((1 << bits) - 1) << 1
+    r_mask = (1 << k_bits) - 1
     raw = rng.bit_generator.random_raw
-    random = rng.random
     while True:
+        first = raw()
+        slot2 = first & slot_mask
+        g = outcomes[slot2 + 1] if first < shifted[slot2] else outcomes[slot2]
+        if g == k * block:
+            g = float(_gaussian_tail(1, rho, k, rng)[0]) * block
         word = raw()
-        slot = word & mask
-        g = float(slot if (word >> 11) < thresholds[slot] else alias[slot])
-        if g == k:
-            g = float(_gaussian_tail(1, rho, k, rng)[0])
-        g *= block
-        j = float(raw() >> shift)
-        w = random() * 2.0 - 1.0
-        x = math.exp((g * 2.0 + j) * j * scale)
+        j = float(word & r_mask)
+        lead = word >> (64 - a)
+        y = math.exp((g * 2.0 + j) * j * scale) * 2.0**a
+        floor_y = math.floor(y)
+        accept = lead < floor_y or (lead == floor_y and rng.random() < y - floor_y)
         g += j
-        if abs(w) < x and not (g == 0 and w < 0):
-            return math.copysign(g * unit if unit != 1.0 else g, w) + _round_scalar_to_grid(offset, unit)
+        negative = first & 1
+        if accept and not (g == 0 and negative):
+            return (-g if negative else g) * unit + _round_scalar_to_grid(offset, unit)
 
 
 @functools.lru_cache(maxsize=64)
-def _gaussian_block_lists(rho: float) -> tuple[list[int], list[int], int, int]:
-    thresholds, alias, k, bits = _gaussian_block_tables(rho)
-    return thresholds.tolist(), alias.tolist(), k, bits
+def _gaussian_alias_lists(rho: float, block: float) -> tuple[list[int], list[float], int, int]:
+    shifted, outcomes, k, bits = _gaussian_alias_lookup(rho, block)
+    return shifted.tolist(), outcomes.tolist(), k, bits
 
 
 def _discrete_gaussian_float(shape: int | tuple[int, ...], sigma: float, rng: np.random.Generator) -> np.ndarray:

@@ -93,6 +93,89 @@ def test_gaussian_blocks_and_tail_follow_the_discretised_half_gaussian():
     )
 
 
+def _block_sampler_ks_pvalue(draw_sigma: float, test_sigma: float, seed: int) -> float:
+    draws = _noise._discrete_gaussian_blocks(300_000, draw_sigma, np.random.default_rng(seed))
+    return float(stats.kstest(draws / test_sigma, stats.norm.cdf).pvalue)
+
+
+# σ_g of a safe release (offsets of 36 bits, 28 leading acceptance bits) and the largest block size (offsets of 51
+# bits, 13 acceptance bits: ties, resolved by a further uniform, occur once in 8192 proposals).
+@pytest.mark.parametrize("sigma", [1.3 * 2.0**40, 1.7 * 2.0**55])
+def test_block_sampler_at_grid_and_largest_scales_is_normal_by_ks(sigma):
+    """300 000 block-sampler draws at large σ pass a KS test against N(0, σ²) (p > 1e-7), ties path included."""
+    assert _block_sampler_ks_pvalue(sigma, sigma, 31) > P_FLOOR
+
+
+def test_block_sampler_resolves_acceptance_ties_with_a_further_uniform_at_the_largest_block_size(monkeypatch):
+    """With 13 leading acceptance bits, ties (≈ 1 in 8192 proposals) occur and draw a further 53-bit uniform."""
+
+    class CountingGenerator:
+        def __init__(self, rng):
+            self._rng, self.uniforms = rng, 0
+
+        def __getattr__(self, name):
+            return getattr(self._rng, name)
+
+        def random(self, size=None):
+            self.uniforms += 1 if size is None else int(np.prod(size))
+            return self._rng.random(size)
+
+    # The tail sampler draws uniforms too: give it its own generator so that only the ties are counted.
+    tail = _noise._gaussian_tail
+    tail_rng = np.random.default_rng(35)
+    monkeypatch.setattr(_noise, "_gaussian_tail", lambda n, rho, k, rng: tail(n, rho, k, tail_rng))
+    rng = CountingGenerator(np.random.default_rng(34))
+    sigma = 1.7 * 2.0**55
+    assert _noise._acceptance_bits(51) == 13
+    draws = _noise._discrete_gaussian_blocks(200_000, sigma, rng)
+    assert rng.uniforms >= 1  # ≈ 25 expected (P(none) ≈ e^-25)
+    assert stats.kstest(draws / sigma, stats.norm.cdf).pvalue > P_FLOOR
+
+
+def test_block_sampler_ks_check_catches_a_five_percent_wrong_sigma():
+    """The same KS test rejects draws whose σ is 5 % too large (p < 1e-7)."""
+    sigma = 1.3 * 2.0**40
+    assert _block_sampler_ks_pvalue(1.05 * sigma, sigma, 32) < P_FLOOR
+
+
+def test_block_sampler_ks_check_catches_a_swapped_alias_lookup(monkeypatch):
+    """The KS test rejects a lookup whose keep and alias outcomes are swapped (p < 1e-7)."""
+    right = _noise._gaussian_alias_lookup
+
+    def swapped(rho, block):
+        shifted, outcomes, k, bits = right(rho, block)
+        return shifted, outcomes.reshape(-1, 2)[:, ::-1].ravel(), k, bits
+
+    monkeypatch.setattr(_noise, "_gaussian_alias_lookup", swapped)
+    sigma = 1.3 * 2.0**40
+    assert _block_sampler_ks_pvalue(sigma, sigma, 33) < P_FLOOR
+
+
+@pytest.mark.parametrize("rho", [16.01, 18.65, 25.0, 32.0 - 1e-9])
+def test_alias_lookup_gives_every_block_exactly_the_alias_tables_probability(rho):
+    """The one-word lookup (shifted thresholds, outcome pairs) implies, as exact fractions, the alias table's masses."""
+    block = 2.0**36
+    thresholds, alias, k, bits = _noise._gaussian_block_tables(rho)
+    shifted, outcomes, k2, bits2 = _noise._gaussian_alias_lookup(rho, block)
+    assert (k2, bits2) == (k, bits) and bits <= 10
+    n_slots = 1 << bits
+    from_table = [Fraction(0)] * n_slots
+    from_lookup = [Fraction(0)] * n_slots
+    for s in range(n_slots):
+        keep = Fraction(int(thresholds[s]), 2**53)
+        from_table[s] += keep / n_slots
+        from_table[int(alias[s])] += (1 - keep) / n_slots
+        # W uniform on 64 bits, slot bits 1..b fixed: P(W < shifted) = shifted / 2^64 (shifted is a multiple of 2^11).
+        threshold = int(shifted[2 * s])
+        assert threshold % 2**11 == 0 and int(shifted[2 * s + 1]) == 0
+        keep_lookup = Fraction(threshold, 2**64)
+        for outcome, mass in ((outcomes[2 * s + 1], keep_lookup), (outcomes[2 * s], 1 - keep_lookup)):
+            g = Fraction(float(outcome)) / Fraction(block)
+            assert g.denominator == 1
+            from_lookup[int(g)] += mass / n_slots
+    assert from_lookup == from_table
+
+
 def test_grid_step_is_a_power_of_two_2_to_the_40_below_the_scale():
     """The grid is the power of two in (scale·2^-41, scale·2^-40]."""
     for scale in [1.0, 3.7, 1e-9, 1e12]:
