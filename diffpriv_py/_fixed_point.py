@@ -34,6 +34,7 @@ __all__ = [
     "UNIT_ROUNDOFF",
     "Grid",
     "GridSums",
+    "clip_rows",
     "clip_rows_to_norm",
     "exact_ratio",
     "grid_gram",
@@ -334,11 +335,22 @@ def _by_peak(block: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
 
 def row_norms(block: np.ndarray) -> np.ndarray:
-    """Euclidean norm of each row without spurious overflow or underflow (rows scaled by their max |x| before
-    squaring). A row with a non-finite entry gets +inf; a finite row whose norm exceeds float64 also gets +inf."""
-    _, peak, rel, finite = _by_peak(block)
-    with np.errstate(over="ignore"):
-        return np.where(finite, peak * rel, np.inf)
+    """Euclidean norm of each row without spurious overflow or underflow; +inf for a row that is not finite.
+
+    Each row is scaled by the power of two 2⁻ᵉ with 2ᵉ⁻¹ ≤ max|x| < 2ᵉ before squaring (exact), so entries near 1e154
+    do not overflow to inf (nor 0·inf become NaN downstream) and the result is scaled back exactly: relative error
+    ≤ (d + 2)·2⁻⁵³, as for the naive formula. A finite row whose norm exceeds the largest double, and a row holding
+    NaN or ±inf, get +inf (never NaN, never a finite value pretending to be a norm).
+    """
+    rows = np.asarray(block, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        peak = np.max(np.abs(rows), axis=1) if rows.shape[1] else np.zeros(rows.shape[0])
+    finite = np.isfinite(peak)
+    _, exponent = np.frexp(np.where(finite, peak, 1.0))
+    scaled = np.ldexp(np.where(finite[:, None], rows, 0.0), -exponent[:, None])
+    with np.errstate(over="ignore"):  # inf is the honest answer for a norm beyond the largest double
+        norms: np.ndarray = np.where(finite, np.ldexp(np.sqrt(np.einsum("ij,ij->i", scaled, scaled)), exponent), np.inf)
+    return norms
 
 
 def clip_rows_to_norm(block: np.ndarray, bound: float) -> np.ndarray:
@@ -358,6 +370,29 @@ def clip_rows_to_norm(block: np.ndarray, bound: float) -> np.ndarray:
     denom = np.where(finite, np.maximum(rel, limit), 1.0) / shrink
     with np.errstate(invalid="ignore"):
         return np.where(finite[:, None], scaled / denom[:, None], 0.0)
+
+
+def clip_rows(X: np.ndarray, bound: float, scale: float = 1.0) -> np.ndarray:
+    """``scale · x · min(1, bound/‖x‖₂)`` for every row, without overflow: a new array, every row of norm ≤ scale·bound
+    up to the rounding of the final product (used where that rounding is covered by the caller's analysis, e.g. the
+    ERM solvers; :func:`clip_rows_to_norm` proves the norm bound for the floats themselves).
+
+    Rows inside the ball are multiplied by ``scale`` alone; rows outside by ``scale·bound/‖x‖``. A finite row whose
+    norm exceeds the largest double is projected through its power-of-two-scaled copy, so its direction is kept
+    (not flattened to 0 or turned into NaN by inf/inf). Rows holding NaN or inf are the caller's to refuse.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    norms = row_norms(X)
+    factor = (bound * scale) / np.maximum(norms, bound)
+    out = X * factor[:, None]
+    huge = np.flatnonzero(np.isinf(norms) & np.all(np.isfinite(X), axis=1))
+    if huge.size:
+        rows = X[huge]
+        _, exponent = np.frexp(np.max(np.abs(rows), axis=1))
+        scaled = np.ldexp(rows, -exponent[:, None])
+        out[huge] = scaled * ((bound * scale) / row_norms(scaled))[:, None]
+    result: np.ndarray = out
+    return result
 
 
 def record_bits(n: int, degree: int = 2) -> int:

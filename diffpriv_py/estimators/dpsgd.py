@@ -20,13 +20,13 @@ import attrs
 import numpy as np
 
 from .. import _noise
+from .._fixed_point import row_norms
 from .._validation import check_in_range, check_int
 from ..accounting import SubsampledGaussianEvent, dpsgd_epsilon, noise_multiplier_for
 from ..accounting._events import Relation
 from ..exceptions import TargetOutputError
 from ..mechanisms.base import DPMech
 from ..privacy import Del, Eps
-from ._norms import row_norms
 from ._sensitivity_floor import not_below
 from ._supervised import check_rows_to_predict, check_supervised, check_supervised_form, label_codes
 

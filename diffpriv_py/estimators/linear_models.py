@@ -17,13 +17,13 @@ import attrs
 import numpy as np
 from scipy.special import expit
 
+from .._fixed_point import clip_rows
 from .._validation import check_in_range
 from ..exceptions import TargetOutputError
 from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
 from ..mechanisms.exponential import Exponential
 from ..privacy import Eps
 from . import _erm
-from ._norms import clip_rows
 from ._sensitivity_floor import not_below
 from ._supervised import check_rows_to_predict, check_supervised, check_supervised_form, label_codes
 
@@ -167,7 +167,7 @@ def build_problem(
     """Clip rows of ``X`` to ``data_norm``, rescale into the unit ball, append the intercept constant, code ``y``.
 
     Rows become z = x/R (clipped), or z = [√(1 − b²)·x/R, b] with b = ``intercept_scaling`` when ``fit_intercept``;
-    either way ‖z‖₂ ≤ 1. Norms are computed without overflow (:func:`~._norms.clip_rows`), so a finite row of any
+    either way ‖z‖₂ ≤ 1. Norms are computed without overflow (``_fixed_point.clip_rows``), so a finite row of any
     magnitude is projected onto the sphere along its own direction, never turned into NaN or 0.
     """
     # The public checks run again here because the sensitivity sampler calls the target directly.
