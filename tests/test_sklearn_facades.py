@@ -255,3 +255,14 @@ def test_facade_and_estimator_name_every_shared_hyper_parameter_alike_with_the_s
     assert {_RENAMED.get(p, p) for p in shared} == set(estimator) - _ESTIMATOR_ONLY
     for p in shared - set(_RENAMED):
         assert facade[p].default == estimator[p].default, p
+
+
+def test_with_public_classes_the_label_values_are_checked_after_the_charge():
+    """classes= makes the label set public: a label outside it (even a continuous one) is a private fact, so it is
+    refused after the charge, with the note, never before it for free."""
+    X = np.random.default_rng(3).normal(size=(40, 2))
+    y = np.r_[np.zeros(39), 0.5]
+    acc = dp.Accountant(budget=dp.Eps(10.0))
+    with pytest.raises(ValueError, match="not in classes") as caught:
+        dps.LogisticRegression(epsilon=1.0, data_norm=3.0, classes=[0, 1], rng=0, accountant=acc).fit(X, y)
+    assert len(acc.ledger) == 1 and any("was charged" in note for note in caught.value.__notes__)

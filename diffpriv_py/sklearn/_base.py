@@ -102,9 +102,7 @@ class DPEstimator(BaseEstimator, abc.ABC):
                 f"The 'y' argument of {owner} must hold one label per row of X: X has {X.shape[0]} rows, y has "
                 f"{y.shape[0]} labels. Found input variables with inconsistent numbers of samples."
             )
-        if tags.classifier_tags is not None:
-            check_classification_targets(y)
-        elif y.dtype.kind not in "biuf":
+        if tags.classifier_tags is None and y.dtype.kind not in "biuf":
             with _readable_conversion_errors("y", owner):
                 y = y.astype(np.float64)
         return X, y
@@ -179,8 +177,14 @@ class DPClassifier(ClassifierMixin, DPEstimator):
 
     def _validate_fit_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray | None]:
         X, y = super()._validate_fit_data(X, y)
-        # Without classes= the labels found in y are taken as the public label set, so their number is public too.
-        if getattr(self, "classes", None) is None and np.unique(y).size < 2:
+        if getattr(self, "classes", None) is not None:
+            # The public label set is given: whether y's values lie in it is private, and the mechanism checks that
+            # after the charge.
+            return X, y
+        # Without classes= the labels found in y are taken as the public label set, so their kind and number are
+        # public too (scikit-learn's refusal of continuous labels, and of a single class, come before the charge).
+        check_classification_targets(y)
+        if np.unique(y).size < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least two classes, but y has one class only. Pass classes= with "
                 "every possible label (the public label set), or labels of two classes or more."
