@@ -41,16 +41,20 @@ def test_dpsgd_sensitivity_is_the_clipping_norm_and_the_validator_guards_it():
 
 
 def test_the_validator_accepts_sampled_sensitivities_and_refuses_nan():
-    """A mechanism that records sampled_n (set by the sampler) may carry any sampled value; NaN never passes."""
+    """A mechanism that records sampled_n and gamma_sensitivity (set by the sampler, reported as random DP) may carry
+    any sampled value; sampled_n alone (the manual sampler, or set by hand) is still floored; NaN never passes."""
 
     @attrs.frozen
     class Toy:
         sampled_n: int | None = None
+        gamma_sensitivity: float | None = None
         sensitivity: float = attrs.field(default=1.0, validator=not_below(1.0, "toy bound"))
 
-    assert Toy(sampled_n=10, sensitivity=0.1).sensitivity == 0.1
+    assert Toy(sampled_n=10, gamma_sensitivity=0.05, sensitivity=0.1).sensitivity == 0.1
     with pytest.raises(ValueError, match=r"toy bound"):
         Toy(sensitivity=0.1)
+    with pytest.raises(ValueError, match=r"toy bound"):
+        Toy(sampled_n=10, sensitivity=0.1)
     with pytest.raises(ValueError, match="nan"):
         Toy(sensitivity=math.nan)
 
@@ -63,3 +67,18 @@ def test_a_sampled_kmeans_sensitivity_below_one_is_kept_and_reported_as_random_d
     sampled = mech.sensitivity_sampler(lambda n, rng: rng.uniform(-0.1, 0.1, size=(n, 2)), n=50, gamma=0.3, rng=1)
     assert sampled.sensitivity < 1.0
     assert isinstance(sampled.release_response(dp.Eps(1.0), X, rng=2).privacy_params, dp.Gam)
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_sampled_n_set_by_hand_does_not_lower_an_estimators_sensitivity(name):
+    """sampled_n without the sampler's gamma would report plain ε-DP with too little noise, so the floor holds."""
+    mech = ESTIMATORS[name][0]()
+    with pytest.raises(ValueError, match="sensitivity"):
+        attrs.evolve(mech, sensitivity=0.0, sampled_n=10)
+
+
+def test_the_manual_sampler_cannot_go_below_the_derived_sensitivity():
+    """sensitivity_sampler_manual sets no gamma (the claim stays plain ε), so a sampled value below 1 is refused."""
+    mech = KMeans(2, bounds=(-1, 1), method="input_perturbation")
+    with pytest.raises(ValueError, match="sensitivity"):
+        mech.sensitivity_sampler_manual(lambda n, rng: rng.uniform(-0.1, 0.1, size=(n, 2)), n=50, m=20, k=20, rng=1)
