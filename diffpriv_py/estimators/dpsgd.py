@@ -4,7 +4,9 @@ Each step draws a Poisson sample, clips every sampled example's gradient to L2 n
 sum (the library's safe grid noise, calibrated to the sum's true floating-point sensitivity) and takes a
 momentum-SGD step. Per-example norms come from the per-layer factorisation ‖∂ℓ/∂W‖ = ‖δ‖·√(‖a‖² + 1) (the "ghost
 norm" of Goodfellow 2015; Lee & Kifer 2021), so no per-example gradient tensor is ever formed: memory is
-O(batch × width), each step two matrix products per layer.
+O(batch × width), each step two matrix products per layer. The data-independent randomness (noise, Poisson
+samples) is drawn a block of steps at a time, and the parameters are one vector, so a step costs about what a
+non-private mini-batch step does.
 """
 
 from __future__ import annotations
@@ -219,7 +221,8 @@ def clipped_gradient_sum(
     it no square overflowed and each |a|, |δ| ≤ 2²⁰⁰; underflowed squares cost at most d·2⁻¹⁰⁷⁴ ≤ 2⁻¹⁰⁵⁴ per sum, so
     the computed ‖∇ℓᵢ‖² = Σ_l ‖δ_l‖²(‖a_{l−1}‖² + 1) is within a relative γ_{2d+L+2} ≤ 2⁻³¹ (d ≤ ``MAX_WIDTH``
     values per layer, L < ``MAX_WIDTH`` layers) plus an absolute 2⁻⁶³⁰ of the exact one for the computed factors:
-    with C² ≥ 1e-60, the norm is within a relative 2⁻³⁰. The unscaled products then lose at most 2⁻⁸⁷⁴ per entry to
+    with C² ≥ 1e-60, the norm is within a relative 2⁻³⁰ wherever it reaches C, and a gradient left unclipped has
+    norm below C(1 + 2⁻³⁰) either way. The unscaled products then lose at most 2⁻⁸⁷⁴ per entry to
     underflow (a subnormal δ·s times |a| ≤ 2²⁰⁰), again negligible next to C·2⁻³⁰. If any sum of squares is larger
     or not finite, the whole sample is recomputed by the safe path below, whose bounds are the same.
 
@@ -668,7 +671,9 @@ class DPSGDClassifier(DPMech):
     (:func:`clipped_gradient_sum`, :func:`sum_sensitivity`) and σ_c ≥ σ calibrated for the reported guarantee
     minus the sampler's float reserve (ε − N·2⁻³⁷, δ(1 − N·2⁻³⁶)) over all N = T·d values drawn (as
     :class:`~diffpriv_py.Gaussian` does). The mechanism that runs is therefore at least as private as the
-    subsampled Gaussian at multiplier σ that is reported and charged. See :meth:`safe_noise`.
+    subsampled Gaussian at multiplier σ that is reported and charged. See :meth:`safe_noise`. The noise and the
+    Poisson samples are data-independent and drawn ahead for a block of steps (:func:`step_randomness`); every step
+    adds its own fresh noise vector, so the steps are the same independent draws the analysis composes.
 
     **Robustness.** No finite record escapes the clip: norms are computed without overflow, and an example
     whose gradient is not finite (or exceeds C·2⁹⁰⁰) contributes exactly 0. ``sensitivity`` is C and cannot be
