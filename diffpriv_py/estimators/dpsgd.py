@@ -516,7 +516,7 @@ def _hidden(value: Any) -> tuple[int, ...]:
     if len(value) >= MAX_WIDTH:
         raise ValueError(
             f"hidden_layer_sizes must list fewer than {MAX_WIDTH} layers (the float-error bound of the clipping "
-            f"assumes it). Got {len(value)} layers."
+            f"assumes it). Got {len(value)} layers; use fewer, wider layers."
         )
     sizes = tuple(check_int(v, "hidden_layer_sizes", minimum=1, owner="DPSGDClassifier") for v in value)
     if any(v > MAX_WIDTH for v in sizes):

@@ -169,3 +169,25 @@ def test_a_release_uses_fresh_noise_every_step_when_training_spans_several_block
     model = mech.release_response(dp.Del(50.0, 1e-5), (np.zeros((n, d)), np.arange(n) % k), rng=11).response
     expected = 2 / d + mech.steps * (sigma / (0.5 * n)) ** 2
     assert 0.85 < float(np.var(model.weights[0])) / expected < 1.15
+
+
+def test_steps_with_an_empty_sample_still_add_their_noise(monkeypatch):
+    """With n = 2 and q = 0.01 every step's sample is empty (checked); the biases, 0 at initialisation, are nonzero
+    after training, as they would not be if empty steps were skipped."""
+    import diffpriv_py.estimators.dpsgd as dpsgd
+
+    sizes = []
+    original = dpsgd.step_randomness
+
+    def spy(*args, **kwargs):
+        for row, batch in original(*args, **kwargs):
+            sizes.append(batch.size)
+            yield row, batch
+
+    monkeypatch.setattr(dpsgd, "step_randomness", spy)
+    mech = DPSGDClassifier(
+        hidden_layer_sizes=(), sampling_rate=0.01, epochs=0.05, momentum=0.0, noise_multiplier=2.0, classes=[0, 1]
+    )
+    model = mech.release_response(dp.Del(50.0, 1e-5), (np.zeros((2, 3)), np.array([0, 1])), rng=0).response
+    assert sizes == [0] * 5
+    assert np.all(model.biases[0] != 0) and np.all(np.isfinite(model.biases[0]))
