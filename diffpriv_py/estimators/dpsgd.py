@@ -216,15 +216,16 @@ def clipped_gradient_sum(
 
     Notes
     -----
-    **Two paths, one bound.** The fast path squares the values directly: every ‖a‖², ‖δ‖² is one row-wise dot
-    product, and the sample's sums of squares are compared with 2⁴⁰⁰ (one comparison, false for NaN and inf). Below
-    it no square overflowed and each |a|, |δ| ≤ 2²⁰⁰; underflowed squares cost at most d·2⁻¹⁰⁷⁴ ≤ 2⁻¹⁰⁵⁴ per sum, so
-    the computed ‖∇ℓᵢ‖² = Σ_l ‖δ_l‖²(‖a_{l−1}‖² + 1) is within a relative γ_{2d+L+2} ≤ 2⁻³¹ (d ≤ ``MAX_WIDTH``
-    values per layer, L < ``MAX_WIDTH`` layers) plus an absolute 2⁻⁶³⁰ of the exact one for the computed factors:
-    with C² ≥ 1e-60, the norm is within a relative 2⁻³⁰ wherever it reaches C, and a gradient left unclipped has
-    norm below C(1 + 2⁻³⁰) either way. The unscaled products then lose at most 2⁻⁸⁷⁴ per entry to
-    underflow (a subnormal δ·s times |a| ≤ 2²⁰⁰), again negligible next to C·2⁻³⁰. If any sum of squares is larger
-    or not finite, the whole sample is recomputed by the safe path below, whose bounds are the same.
+    **Two paths, one bound, chosen per example.** The fast path squares the values directly: every ‖a‖², ‖δ‖² is one
+    row-wise dot product, and an example takes it when each of its sums of squares is at most 2⁴⁰⁰ (a comparison
+    that is false for NaN and inf). Then no square overflowed and each |a|, |δ| ≤ 2²⁰⁰; underflowed squares cost at
+    most d·2⁻¹⁰⁷⁴ ≤ 2⁻¹⁰⁵⁴ per sum, so the computed ‖∇ℓᵢ‖² = Σ_l ‖δ_l‖²(‖a_{l−1}‖² + 1) is within a relative
+    γ_{2d+L+2} ≤ 2⁻³¹ (d ≤ ``MAX_WIDTH`` values per layer, L < ``MAX_WIDTH`` layers) plus an absolute 2⁻⁶³⁰ of the
+    exact one for the computed factors: with C² ≥ 1e-60, the norm is within a relative 2⁻³⁰ wherever it reaches C,
+    and a gradient left unclipped has norm below C(1 + 2⁻³⁰) either way. Its unscaled products lose at most 2⁻⁸⁷⁴
+    per entry to underflow (a subnormal δ·s times |a| ≤ 2²⁰⁰), negligible next to C·2⁻³⁰. Any other example takes
+    the safe path below, computed from its own factors. The choice depends only on the example itself, so an
+    example's contribution is the same whatever else is in the sample, as the replace-one sensitivity requires.
 
     **No finite input escapes the clip** (safe path). Norms are computed without squaring raw values
     (:func:`row_norms` scales each row by a power of two, and the layer factors combine through ``hypot`` and a
@@ -245,14 +246,12 @@ def clipped_gradient_sum(
     out_w = [np.empty_like(w) for w in weights]
     out_b = [np.empty_like(b) for b in biases]
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        norms = _fast_clipped_sum(X, _squared_rows(X), codes, weights, biases, activation, clip_norm, out_w, out_b)
-    if norms is None:
-        return _safe_clipped_sum(X, codes, weights, biases, activation, clip_norm)
+        norms = _clipped_sum_into(X, _squared_rows(X), codes, weights, biases, activation, clip_norm, out_w, out_b)
     return out_w, out_b, norms
 
 
 FAST_SQUARES = 2.0**400
-"""Largest sum of squares (of a record, an activation or a delta) for which the fast clipping path is used."""
+"""Largest sum of squares (of a record, an activation or a delta) for which an example takes the fast clipping path."""
 
 
 def _squared_rows(block: np.ndarray) -> np.ndarray:
@@ -260,7 +259,7 @@ def _squared_rows(block: np.ndarray) -> np.ndarray:
     return result
 
 
-def _fast_clipped_sum(
+def _clipped_sum_into(
     X: np.ndarray,
     x_squares: np.ndarray,
     codes: np.ndarray,
@@ -270,9 +269,8 @@ def _fast_clipped_sum(
     clip_norm: float,
     out_w: Sequence[np.ndarray],
     out_b: Sequence[np.ndarray],
-) -> np.ndarray | None:
-    """The fast path of :func:`clipped_gradient_sum`, written into ``out_w``/``out_b``; None (outputs unspecified)
-    when some sum of squares is above ``FAST_SQUARES`` or not finite. ``x_squares`` holds ‖xᵢ‖² for the rows of X.
+) -> np.ndarray:
+    """:func:`clipped_gradient_sum` written into ``out_w``/``out_b``; returns the norms. ``x_squares`` is ‖xᵢ‖².
 
     Call under ``np.errstate(over="ignore", invalid="ignore", under="ignore")``: an overflow is detected, not raised.
     """
@@ -297,18 +295,65 @@ def _fast_clipped_sum(
         np.einsum("ij,ij->i", acts[layer], acts[layer], out=squares[layer])
     for layer in range(layers):
         np.einsum("ij,ij->i", deltas[layer], deltas[layer], out=squares[layers + layer])
-    if not squares.max(initial=0.0) <= FAST_SQUARES:  # also False for NaN
-        return None
+    # The path is chosen per example, from its own sums of squares only, so that an example's contribution never
+    # depends on the other examples of the sample (the replace-one sensitivity counts on it).
+    safe = np.flatnonzero(~(squares.max(axis=0, initial=0.0) <= FAST_SQUARES))  # NaN is not ≤: safe path
     factors = squares[:layers]
     factors += 1.0
     norms: np.ndarray = np.sqrt(np.einsum("lb,lb->b", squares[layers:], factors))
     # C / max(‖g‖, C) is min(1, C/‖g‖) exactly (C/C = 1), and 1 for a zero gradient.
     scale = clip_norm / np.maximum(norms, clip_norm)
-    for a, d, gw, gb in zip(acts, deltas, out_w, out_b, strict=True):
-        d *= scale[:, None]
-        np.matmul(a.T, d, out=gw)
-        np.add.reduce(d, axis=0, out=gb)
+    shifts: list[np.ndarray] | None = None
+    if safe.size:
+        acts, deltas, shifts = _safe_rows(safe, acts, deltas, norms, scale, clip_norm)
+    for layer, (a, d, gw, gb) in enumerate(zip(acts, deltas, out_w, out_b, strict=True)):
+        scaled = d * scale[:, None]
+        if shifts is None:
+            np.matmul(a.T, scaled, out=gw)
+        else:
+            e = shifts[layer][:, None]  # 0 except on the safe path's rows
+            np.matmul(np.ldexp(a, -e).T, np.ldexp(d, e) * scale[:, None], out=gw)
+        np.add.reduce(scaled, axis=0, out=gb)
     return norms
+
+
+def _safe_rows(
+    rows: np.ndarray,
+    acts: list[np.ndarray],
+    deltas: list[np.ndarray],
+    norms: np.ndarray,
+    scale: np.ndarray,
+    clip_norm: float,
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """The safe path for the examples ``rows``: their norms and scales (written into ``norms`` and ``scale``), the
+    factors with non-finite examples zeroed (new arrays; the inputs, X among them, are not modified), and per layer
+    the power-of-two exponents e that shift a ⊗ δ to (a·2⁻ᵉ) ⊗ (δ·2ᵉ), 0 for every other example."""
+    safe = _safe_norms([a[rows] for a in acts], [d[rows] for d in deltas])
+    ok = np.isfinite(safe) & (safe <= math.ldexp(clip_norm, HUGE_NORM_BITS))
+    norms[rows] = np.where(ok, safe, np.inf)
+    scale[rows] = np.where(ok, np.minimum(1.0, clip_norm / np.where(ok, np.maximum(safe, 1e-300), 1.0)), 0.0)
+    if not np.all(ok):
+        # Zero the whole example (inputs and deltas), so that no inf or NaN reaches the products.
+        keep = np.ones(norms.size, dtype=bool)
+        keep[rows[~ok]] = False
+        acts = [np.where(keep[:, None], a, 0.0) for a in acts]
+        deltas = [np.where(keep[:, None], d, 0.0) for d in deltas]
+    shifts = []
+    for a in acts:
+        e = np.zeros(norms.size, dtype=np.intp)
+        if a.shape[1]:
+            e[rows] = np.frexp(np.max(np.abs(a[rows]), axis=1))[1]
+        shifts.append(e)
+    return acts, deltas, shifts
+
+
+def _safe_norms(acts: Sequence[np.ndarray], deltas: Sequence[np.ndarray]) -> np.ndarray:
+    """Per-example gradient norms from power-of-two-scaled row norms (:func:`row_norms`); +inf if not finite."""
+    layer_norms = np.column_stack(
+        [row_norms(d) * np.hypot(row_norms(a), 1.0) for a, d in zip(acts, deltas, strict=True)]
+    )
+    result: np.ndarray = row_norms(layer_norms)
+    return result
 
 
 def _safe_clipped_sum(
@@ -319,7 +364,7 @@ def _safe_clipped_sum(
     activation: str,
     clip_norm: float,
 ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
-    """The overflow-safe path of :func:`clipped_gradient_sum` (power-of-two scaled norms and products)."""
+    """:func:`clipped_gradient_sum` with the safe path for every example (the reference the tests compare with)."""
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         acts = [X]
         pre = []
@@ -337,10 +382,7 @@ def _safe_clipped_sum(
             else:
                 back *= 1.0 - acts[layer] ** 2
             deltas.insert(0, back)
-        layer_norms = np.column_stack(
-            [row_norms(d) * np.hypot(row_norms(a), 1.0) for a, d in zip(acts, deltas, strict=True)]
-        )
-        norms = row_norms(layer_norms)
+        norms = _safe_norms(acts, deltas)
         ok = np.isfinite(norms) & (norms <= math.ldexp(clip_norm, HUGE_NORM_BITS))
         scale = np.where(ok, np.minimum(1.0, clip_norm / np.where(ok, np.maximum(norms, 1e-300), 1.0)), 0.0)
         if not np.all(ok):
@@ -488,12 +530,8 @@ def _train(
             if batch.size == 0:  # an empty sample still releases noise, exactly as the analysis assumes
                 grad.fill(0.0)
             else:
-                X, codes = data.X[batch], data.codes[batch]
-                args = (X, codes, weights, biases, activation, clip_norm)
-                if _fast_clipped_sum(X, x_squares[batch], *args[1:], grad_w, grad_b) is None:
-                    safe_w, safe_b, _ = _safe_clipped_sum(*args)
-                    for out, value in zip((*grad_w, *grad_b), (*safe_w, *safe_b), strict=True):
-                        out[...] = value
+                X, codes, squares = data.X[batch], data.codes[batch], x_squares[batch]
+                _clipped_sum_into(X, squares, codes, weights, biases, activation, clip_norm, grad_w, grad_b)
             noisy = noise.add(grad, step_noise)
             velocity *= momentum
             noisy *= step_size

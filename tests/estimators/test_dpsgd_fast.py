@@ -12,9 +12,7 @@ from diffpriv_py.estimators import DPSGDClassifier
 from diffpriv_py.estimators.dpsgd import (
     FAST_SQUARES,
     SafeNoise,
-    _fast_clipped_sum,
     _safe_clipped_sum,
-    _squared_rows,
     clipped_gradient_sum,
     step_randomness,
 )
@@ -106,41 +104,50 @@ def _net(sizes, seed, scale=1.0):
 
 
 @pytest.mark.parametrize("activation", ["relu", "tanh"])
-@pytest.mark.parametrize("magnitude", [1.0, 1e20, 1e50])
+@pytest.mark.parametrize("magnitude", [1.0, 1e20, 1e50, 1e154, 1e300])
 def test_the_fast_clipping_path_equals_the_safe_path(activation, magnitude):
-    """Where the fast path is used (sums of squares ≤ 2⁴⁰⁰), its norms and clipped sums equal the safe path's."""
+    """Norms and clipped sums equal the all-safe reference's, on the fast path (sums of squares ≤ 2⁴⁰⁰) and beyond."""
     weights, biases = _net((6, 9, 5, 3), seed=8)
     rng = np.random.default_rng(9)
     X = rng.normal(size=(40, 6)) * magnitude
     codes = rng.integers(0, 3, size=40)
-    out_w = [np.empty_like(w) for w in weights]
-    out_b = [np.empty_like(b) for b in biases]
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        norms = _fast_clipped_sum(X, _squared_rows(X), codes, weights, biases, activation, 0.8, out_w, out_b)
-    assert norms is not None
+    grad_w, grad_b, norms = clipped_gradient_sum(X, codes, weights, biases, activation, 0.8)
     safe_w, safe_b, safe_norms = _safe_clipped_sum(X, codes, weights, biases, activation, 0.8)
     np.testing.assert_allclose(norms, safe_norms, rtol=1e-12)
-    for fast, safe in zip((*out_w, *out_b), (*safe_w, *safe_b), strict=True):
+    for fast, safe in zip((*grad_w, *grad_b), (*safe_w, *safe_b), strict=True):
         np.testing.assert_allclose(fast, safe, rtol=1e-10, atol=1e-12)
 
 
-def test_sums_of_squares_beyond_the_limit_or_not_finite_take_the_safe_path():
-    """A record whose squared norm exceeds 2⁴⁰⁰ (or an overflowing activation) makes the fast path decline."""
+@pytest.mark.parametrize("huge", [math.sqrt(FAST_SQUARES), 1e154, 1e300])
+def test_an_examples_norm_does_not_depend_on_a_huge_example_in_the_same_sample(huge):
+    """The path is chosen per example: adding a record beyond the fast path's range (clipped or contributing 0)
+    leaves every other example's computed norm bit for bit unchanged, and its own is the safe path's.
+
+    A per-sample switch would give the others the safe path's norms, which differ in the last bits for this data
+    (checked below): their contributions would then depend on the other records in the sample.
+    """
     weights, biases = _net((4, 6, 3), seed=10)
-    X = np.random.default_rng(11).normal(size=(5, 4))
-    codes = np.array([0, 1, 2, 0, 1])
-    big = X.copy()
-    big[2] = math.sqrt(FAST_SQUARES)  # ‖x‖² = 4·2⁴⁰⁰
-    outs = ([np.empty_like(w) for w in weights], [np.empty_like(b) for b in biases])
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        assert _fast_clipped_sum(X, _squared_rows(X), codes, weights, biases, "relu", 1.0, *outs) is not None
-        assert _fast_clipped_sum(big, _squared_rows(big), codes, weights, biases, "relu", 1.0, *outs) is None
-        overflow = [w * 1e300 for w in weights]
-        assert _fast_clipped_sum(X, _squared_rows(X), codes, overflow, biases, "relu", 1.0, *outs) is None
-    grad_w, grad_b, norms = clipped_gradient_sum(big, codes, weights, biases, "relu", 1.0)
-    assert np.all(np.isfinite(norms)) and norms[2] > 1e30  # its true norm, clipped like any other
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(30, 4)) * 3
+    codes = rng.integers(0, 3, size=30)
+    _, _, alone = clipped_gradient_sum(X, codes, weights, biases, "relu", 1.0)
+    big = np.vstack([X, np.full((1, 4), huge)])
+    for label in range(3):
+        _, _, together = clipped_gradient_sum(big, np.append(codes, label), weights, biases, "relu", 1.0)
+        np.testing.assert_array_equal(together[:-1], alone)
+        _, _, reference = _safe_clipped_sum(big, np.append(codes, label), weights, biases, "relu", 1.0)
+        assert together[-1] == reference[-1]
+    assert not np.array_equal(reference[:-1], alone)  # the bug this test would catch is visible on this data
+
+
+def test_a_huge_record_is_clipped_to_the_ball():
+    """A record with ‖x‖² = 4·2⁴⁰⁰ (beyond the fast path) gets its true, finite norm and a contribution of norm ≤ C."""
+    weights, biases = _net((4, 6, 3), seed=10)
+    x = np.full((1, 4), math.sqrt(FAST_SQUARES))
+    grad_w, grad_b, norms = clipped_gradient_sum(x, np.array([1]), weights, biases, "relu", 1.0)
+    assert np.all(np.isfinite(norms)) and norms[0] > 1e30  # its true norm, clipped like any other
     total = math.sqrt(sum(float(np.sum(a**2)) for a in (*grad_w, *grad_b)))
-    assert total <= 5 * (1 + 1e-9)
+    assert total <= 1 + 1e-9
 
 
 def test_too_many_layers_are_refused():
