@@ -197,7 +197,7 @@ def dpsgd_training(repeats: int) -> None:
             times.append(time.perf_counter() - start)
             accs.append(model.score(X_test, y_test))
         print(
-            f"| {epochs} | {mech.steps} | {model.noise_multiplier:.3f} | {statistics.median(times):.2f} | "
+            f"| {epochs} | {mech.steps} | {model.noise_multiplier:.3f} | {statistics.median(times):.3f} | "
             f"{np.mean(accs):.3f} ± {np.std(accs):.3f} |"
         )
 

@@ -16,7 +16,7 @@ What differs from the report, on purpose:
   predictions costs m such releases. The table prints that total (composed tightly at δ); the report's x-axis is
   the per-prediction ε. A DP-SGD model, by contrast, answers any number of queries at one fixed ε.
 
-Run: ``python examples/dpsgd_study.py`` (≈1 min; ``DIFFPRIV_PY_QUICK=1`` for a ~15 s smoke run). Writes
+Run: ``python examples/dpsgd_study.py`` (≈20 s; ``DIFFPRIV_PY_QUICK=1`` for a ~6 s smoke run). Writes
 ``dpsgd_study.csv`` and ``dpsgd_study.png`` to ``$DIFFPRIV_PY_OUTPUT`` (default ``examples/output``).
 """
 

@@ -4,7 +4,9 @@ Each step draws a Poisson sample, clips every sampled example's gradient to L2 n
 sum (the library's safe grid noise, calibrated to the sum's true floating-point sensitivity) and takes a
 momentum-SGD step. Per-example norms come from the per-layer factorisation ‖∂ℓ/∂W‖ = ‖δ‖·√(‖a‖² + 1) (the "ghost
 norm" of Goodfellow 2015; Lee & Kifer 2021), so no per-example gradient tensor is ever formed: memory is
-O(batch × width), each step two matrix products per layer.
+O(batch × width), each step two matrix products per layer. The data-independent randomness (noise, Poisson
+samples) is drawn a block of steps at a time, and the parameters are one vector, so a step costs about what a
+non-private mini-batch step does.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import functools
 import itertools
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Literal, SupportsFloat
 
 import attrs
@@ -30,7 +32,14 @@ from ..privacy import Del, Eps
 from ._sensitivity_floor import not_below
 from ._supervised import check_rows_to_predict, check_supervised, check_supervised_form, label_codes
 
-__all__ = ["DPSGDClassifier", "DPSGDModel", "SafeNoise", "clipped_gradient_sum", "sum_sensitivity"]
+__all__ = [
+    "DPSGDClassifier",
+    "DPSGDModel",
+    "SafeNoise",
+    "clipped_gradient_sum",
+    "step_randomness",
+    "sum_sensitivity",
+]
 
 
 # ---- the released model ---------------------------------------------------------------------------------------
@@ -183,8 +192,8 @@ def _init_layers(
 
 
 MAX_WIDTH = 2**20
-"""Largest number of features or hidden units: keeps the float error of a per-example norm below 2⁻³⁰ (see
-:func:`clipped_gradient_sum`)."""
+"""Largest number of features or hidden units per layer, and bound on the number of layers: keeps the float error of
+a per-example norm below 2⁻³⁰ (see :func:`clipped_gradient_sum`)."""
 
 HUGE_NORM_BITS = 900
 """A per-example gradient whose norm exceeds C·2⁹⁰⁰ (or is not finite) contributes 0 (see
@@ -207,21 +216,155 @@ def clipped_gradient_sum(
 
     Notes
     -----
-    **No finite input escapes the clip.** Norms are computed without squaring raw values (:func:`row_norms`
-    scales each row by a power of two, and the layer factors combine through ``hypot`` and a second scaled norm),
-    so a record with entries near 1e154, whose squared norm overflows, gets its true norm and is clipped like any
-    other. An example whose norm is not finite (an activation, logit or gradient that overflowed, or a norm
-    beyond the largest double) or exceeds C·2⁹⁰⁰ contributes exactly 0 (its rows are zeroed before the products,
-    so inf·0 cannot make NaN): a data-independent value in the ball of radius C. The returned norm is then inf.
+    **Two paths, one bound, chosen per example.** The fast path squares the values directly: every ‖a‖², ‖δ‖² is one
+    row-wise dot product, and an example takes it when each of its sums of squares is at most 2⁴⁰⁰ (a comparison
+    that is false for NaN and inf). Then no square overflowed and each |a|, |δ| ≤ 2²⁰⁰; underflowed squares cost at
+    most d·2⁻¹⁰⁷⁴ ≤ 2⁻¹⁰⁵⁴ per sum, so the computed ‖∇ℓᵢ‖² = Σ_l ‖δ_l‖²(‖a_{l−1}‖² + 1) is within a relative
+    γ_{2d+L+2} ≤ 2⁻³¹ (d ≤ ``MAX_WIDTH`` values per layer, L < ``MAX_WIDTH`` layers) plus an absolute 2⁻⁶³⁰ of the
+    exact one for the computed factors: with C² ≥ 1e-60, the norm is within a relative 2⁻³⁰ wherever it reaches C,
+    and a gradient left unclipped has norm below C(1 + 2⁻³⁰) either way. Its unscaled products lose at most 2⁻⁸⁷⁴
+    per entry to underflow (a subnormal δ·s times |a| ≤ 2²⁰⁰), negligible next to C·2⁻³⁰. Any other example takes
+    the safe path below, computed from its own factors. The choice depends only on the example itself, so an
+    example's contribution is the same whatever else is in the sample, as the replace-one sensitivity requires.
 
-    **Float error.** With at most ``MAX_WIDTH`` features or units per layer, each computed norm is within a
-    relative 2⁻³⁰ of the exact norm of the computed factors, so every contribution has norm ≤ C(1 + 2⁻³⁰); the
-    products and sums of the b contributions add at most γ_b·Σᵢ‖gᵢ‖ (γ_b = bu/(1 − bu), u = 2⁻⁵³, Higham 2002,
-    §3.1; any summation order) in L2. The weight products are formed as (a·2⁻ᵉ)ᵀ(δ·2ᵉ·s) with 2ᵉ near the row's
-    largest |a|: both shifts are exact, the left factor is at most 1 and the right one at most 2C per entry, so an
-    underflow costs at most 2⁻¹⁰⁷⁴ per product, far below C·2⁻³⁰ for ``clip_norm`` ≥ 1e-30.
-    :func:`sum_sensitivity` turns this into the sum's sensitivity.
+    **No finite input escapes the clip** (safe path). Norms are computed without squaring raw values
+    (:func:`row_norms` scales each row by a power of two, and the layer factors combine through ``hypot`` and a
+    second scaled norm), so a record with entries near 1e154, whose squared norm overflows, gets its true norm and
+    is clipped like any other. An example whose norm is not finite (an activation, logit or gradient that
+    overflowed, or a norm beyond the largest double) or exceeds C·2⁹⁰⁰ contributes exactly 0 (its rows are zeroed
+    before the products, so inf·0 cannot make NaN): a data-independent value in the ball of radius C. The returned
+    norm is then inf.
+
+    **Float error.** Each computed norm is within a relative 2⁻³⁰ of the exact norm of the computed factors, so
+    every contribution has norm ≤ C(1 + 2⁻³⁰); the products and sums of the b contributions add at most
+    γ_b·Σᵢ‖gᵢ‖ (γ_b = bu/(1 − bu), u = 2⁻⁵³, Higham 2002, §3.1; any summation order) in L2. In the safe path the
+    weight products are formed as (a·2⁻ᵉ)ᵀ(δ·2ᵉ·s) with 2ᵉ near the row's largest |a|: both shifts are exact, the
+    left factor is at most 1 and the right one at most 2C per entry, so an underflow costs at most 2⁻¹⁰⁷⁴ per
+    product, far below C·2⁻³⁰ for ``clip_norm`` ≥ 1e-30. :func:`sum_sensitivity` turns this into the sum's
+    sensitivity.
     """
+    out_w = [np.empty_like(w) for w in weights]
+    out_b = [np.empty_like(b) for b in biases]
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        norms = _clipped_sum_into(X, _squared_rows(X), codes, weights, biases, activation, clip_norm, out_w, out_b)
+    return out_w, out_b, norms
+
+
+FAST_SQUARES = 2.0**400
+"""Largest sum of squares (of a record, an activation or a delta) for which an example takes the fast clipping path."""
+
+
+def _squared_rows(block: np.ndarray) -> np.ndarray:
+    result: np.ndarray = np.einsum("ij,ij->i", block, block)
+    return result
+
+
+def _clipped_sum_into(
+    X: np.ndarray,
+    x_squares: np.ndarray,
+    codes: np.ndarray,
+    weights: Sequence[np.ndarray],
+    biases: Sequence[np.ndarray],
+    activation: str,
+    clip_norm: float,
+    out_w: Sequence[np.ndarray],
+    out_b: Sequence[np.ndarray],
+) -> np.ndarray:
+    """:func:`clipped_gradient_sum` written into ``out_w``/``out_b``; returns the norms. ``x_squares`` is ‖xᵢ‖².
+
+    Call under ``np.errstate(over="ignore", invalid="ignore", under="ignore")``: an overflow is detected, not raised.
+    """
+    layers = len(weights)
+    b = X.shape[0]
+    acts = [X]
+    for w, bias in zip(weights[:-1], biases[:-1], strict=True):
+        z = acts[-1] @ w
+        z += bias
+        acts.append(np.maximum(z, 0.0, out=z) if activation == "relu" else np.tanh(z, out=z))
+    delta = _softmax(acts[-1] @ weights[-1] + biases[-1])
+    delta[np.arange(b), codes] -= 1.0
+    deltas = [delta]
+    for layer in range(layers - 1, 0, -1):
+        back = deltas[0] @ weights[layer].T
+        # ReLU's derivative is 1 exactly where the activation is positive; tanh's is 1 − tanh².
+        back *= acts[layer] > 0 if activation == "relu" else 1.0 - acts[layer] ** 2
+        deltas.insert(0, back)
+    squares = np.empty((2 * layers, b))
+    squares[0] = x_squares
+    for layer in range(1, layers):
+        np.einsum("ij,ij->i", acts[layer], acts[layer], out=squares[layer])
+    for layer in range(layers):
+        np.einsum("ij,ij->i", deltas[layer], deltas[layer], out=squares[layers + layer])
+    # The path is chosen per example, from its own sums of squares only, so that an example's contribution never
+    # depends on the other examples of the sample (the replace-one sensitivity counts on it).
+    safe = np.flatnonzero(~(squares.max(axis=0, initial=0.0) <= FAST_SQUARES))  # NaN is not ≤: safe path
+    factors = squares[:layers]
+    factors += 1.0
+    norms: np.ndarray = np.sqrt(np.einsum("lb,lb->b", squares[layers:], factors))
+    # C / max(‖g‖, C) is min(1, C/‖g‖) exactly (C/C = 1), and 1 for a zero gradient.
+    scale = clip_norm / np.maximum(norms, clip_norm)
+    shifts: list[np.ndarray] | None = None
+    if safe.size:
+        acts, deltas, shifts = _safe_rows(safe, acts, deltas, norms, scale, clip_norm)
+    for layer, (a, d, gw, gb) in enumerate(zip(acts, deltas, out_w, out_b, strict=True)):
+        scaled = d * scale[:, None]
+        if shifts is None:
+            np.matmul(a.T, scaled, out=gw)
+        else:
+            e = shifts[layer][:, None]  # 0 except on the safe path's rows
+            np.matmul(np.ldexp(a, -e).T, np.ldexp(d, e) * scale[:, None], out=gw)
+        np.add.reduce(scaled, axis=0, out=gb)
+    return norms
+
+
+def _safe_rows(
+    rows: np.ndarray,
+    acts: list[np.ndarray],
+    deltas: list[np.ndarray],
+    norms: np.ndarray,
+    scale: np.ndarray,
+    clip_norm: float,
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """The safe path for the examples ``rows``: their norms and scales (written into ``norms`` and ``scale``), the
+    factors with non-finite examples zeroed (new arrays; the inputs, X among them, are not modified), and per layer
+    the power-of-two exponents e that shift a ⊗ δ to (a·2⁻ᵉ) ⊗ (δ·2ᵉ), 0 for every other example."""
+    safe = _safe_norms([a[rows] for a in acts], [d[rows] for d in deltas])
+    ok = np.isfinite(safe) & (safe <= math.ldexp(clip_norm, HUGE_NORM_BITS))
+    norms[rows] = np.where(ok, safe, np.inf)
+    scale[rows] = np.where(ok, np.minimum(1.0, clip_norm / np.where(ok, np.maximum(safe, 1e-300), 1.0)), 0.0)
+    if not np.all(ok):
+        # Zero the whole example (inputs and deltas), so that no inf or NaN reaches the products.
+        keep = np.ones(norms.size, dtype=bool)
+        keep[rows[~ok]] = False
+        acts = [np.where(keep[:, None], a, 0.0) for a in acts]
+        deltas = [np.where(keep[:, None], d, 0.0) for d in deltas]
+    shifts = []
+    for a in acts:
+        e = np.zeros(norms.size, dtype=np.intp)
+        if a.shape[1]:
+            e[rows] = np.frexp(np.max(np.abs(a[rows]), axis=1))[1]
+        shifts.append(e)
+    return acts, deltas, shifts
+
+
+def _safe_norms(acts: Sequence[np.ndarray], deltas: Sequence[np.ndarray]) -> np.ndarray:
+    """Per-example gradient norms from power-of-two-scaled row norms (:func:`row_norms`); +inf if not finite."""
+    layer_norms = np.column_stack(
+        [row_norms(d) * np.hypot(row_norms(a), 1.0) for a, d in zip(acts, deltas, strict=True)]
+    )
+    result: np.ndarray = row_norms(layer_norms)
+    return result
+
+
+def _safe_clipped_sum(
+    X: np.ndarray,
+    codes: np.ndarray,
+    weights: Sequence[np.ndarray],
+    biases: Sequence[np.ndarray],
+    activation: str,
+    clip_norm: float,
+) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    """:func:`clipped_gradient_sum` with the safe path for every example (the reference the tests compare with)."""
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         acts = [X]
         pre = []
@@ -239,10 +382,7 @@ def clipped_gradient_sum(
             else:
                 back *= 1.0 - acts[layer] ** 2
             deltas.insert(0, back)
-        layer_norms = np.column_stack(
-            [row_norms(d) * np.hypot(row_norms(a), 1.0) for a, d in zip(acts, deltas, strict=True)]
-        )
-        norms = row_norms(layer_norms)
+        norms = _safe_norms(acts, deltas)
         ok = np.isfinite(norms) & (norms <= math.ldexp(clip_norm, HUGE_NORM_BITS))
         scale = np.where(ok, np.minimum(1.0, clip_norm / np.where(ok, np.maximum(norms, 1e-300), 1.0)), 0.0)
         if not np.all(ok):
@@ -299,6 +439,53 @@ class SafeNoise:
         """``values`` rounded to the grid plus grid Gaussian noise (:func:`diffpriv_py._noise.grid_gaussian`)."""
         return _noise.grid_gaussian(values, self.grid, self.noise_std, rng)
 
+    def draw(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """``count`` i.i.d. noise values r·G, G discrete Gaussian of parameter ``noise_std``/r (exact floats).
+
+        ``add(values, draw(values.size, rng))`` has the law of ``perturb(values, rng)``: the same integer sampler,
+        and the same two floats added.
+        """
+        noise: np.ndarray = _noise.discrete_gaussian(count, self.noise_std / self.grid, rng) * self.grid
+        return noise
+
+    def add(self, values: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        """``values`` rounded to the grid plus pre-drawn ``noise`` from :meth:`draw`: one correctly rounded sum of
+        two grid multiples, so the result depends only on the integer sum (as in :meth:`perturb`)."""
+        rounded = _noise._round_to_grid(values, self.grid)
+        rounded += noise
+        return rounded
+
+
+BLOCK_BYTES = 2**25
+"""Memory bound of the randomness drawn ahead for a block of steps (noise and Poisson uniforms): 32 MiB."""
+
+
+def step_randomness(
+    noise: SafeNoise,
+    steps: int,
+    dims: int,
+    n: int,
+    q: float,
+    rng: np.random.Generator,
+    block_bytes: int | None = None,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Each step's noise vector (``dims`` values) and Poisson sample (sorted row indices), drawn a block at a time.
+
+    The noise and the samples are data-independent, so they can be drawn ahead: a block of
+    k = max(1, min(steps, ⌊block_bytes / (8(dims + n))⌋)) steps (``block_bytes`` defaults to ``BLOCK_BYTES``) takes
+    k·dims values from :meth:`SafeNoise.draw` (step after step) and then k·n uniforms (record i joins step t's
+    sample iff its uniform is < q). Each step gets its own row of the block, never another step's: the T noise
+    vectors are i.i.d. and independent of the samples, exactly as when each is drawn at its step, so the privacy
+    analysis is unchanged. A seed fixes the result for a given (dims, n), which fix the block size.
+    """
+    per_block = max(1, min(steps, (BLOCK_BYTES if block_bytes is None else block_bytes) // (8 * (dims + n))))
+    for start in range(0, steps, per_block):
+        k = min(per_block, steps - start)
+        values = noise.draw(k * dims, rng).reshape(k, dims)
+        joins = rng.random((k, n)) < q
+        for row, mask in zip(values, joins, strict=True):
+            yield row, np.flatnonzero(mask)
+
 
 def _train(
     data: _Training,
@@ -318,31 +505,38 @@ def _train(
 
     n = data.X.shape[0]
     weights, biases = _init_layers(sizes, activation, rng)
-    vel_w = [np.zeros_like(w) for w in weights]
-    vel_b = [np.zeros_like(b) for b in biases]
+    # All parameters live in one vector, layer by layer ([W; b] as a (fan_in + 1) × fan_out block), and the gradient
+    # in another of the same layout: the noise and the momentum update are whole-vector operations, whatever the
+    # number of layers.
+    shapes = [(w.shape[0] + 1, w.shape[1]) for w in weights]
+    ends = np.cumsum([rows * cols for rows, cols in shapes]).tolist()
+    params, grad = np.empty(ends[-1]), np.empty(ends[-1])
+    blocks = [v[e - r * c : e].reshape(r, c) for v in (params, grad) for (r, c), e in zip(shapes, ends, strict=True)]
+    param_blocks, grad_blocks = blocks[: len(shapes)], blocks[len(shapes) :]
+    for block, w, b in zip(param_blocks, weights, biases, strict=True):
+        block[:-1], block[-1] = w, b
+    weights, biases = [p[:-1] for p in param_blocks], [p[-1] for p in param_blocks]
+    grad_w, grad_b = [g[:-1] for g in grad_blocks], [g[-1] for g in grad_blocks]
+    velocity = np.zeros_like(params)
+    x_squares = _squared_rows(data.X)
     # Normalise by the *expected* batch size qn (public), not the sampled one, which depends on the data under
     # add/remove neighbours (Abadi et al. 2016; Opacus).
-    expected = q * n
-    offsets = np.cumsum([a.size for a in (*weights, *biases)])[:-1]
-    for _ in tqdm(range(steps), disable=not progress, desc="DP-SGD", unit="step", leave=False):
-        batch = np.flatnonzero(rng.random(n) < q)
-        if batch.size:
-            grad_w, grad_b, _ = clipped_gradient_sum(
-                data.X[batch], data.codes[batch], weights, biases, activation, clip_norm
-            )
-        else:  # an empty sample still releases noise, exactly as the analysis assumes
-            grad_w = [np.zeros_like(w) for w in weights]
-            grad_b = [np.zeros_like(b) for b in biases]
-        # One vectorised draw for the whole step (the sampler's per-call overhead dominates small layers).
-        noisy = noise.perturb(np.concatenate([g.ravel() for g in (*grad_w, *grad_b)]), rng) / expected
-        parts = np.split(noisy, offsets)
-        for layer in range(len(weights)):
-            gw = parts[layer].reshape(weights[layer].shape)
-            gb = parts[len(weights) + layer]
-            vel_w[layer] = momentum * vel_w[layer] - learning_rate * gw
-            vel_b[layer] = momentum * vel_b[layer] - learning_rate * gb
-            weights[layer] += vel_w[layer]
-            biases[layer] += vel_b[layer]
+    step_size = learning_rate / (q * n)
+    draws = step_randomness(noise, steps, params.size, n, q, rng)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        for step_noise, batch in tqdm(
+            draws, total=steps, disable=not progress, desc="DP-SGD", unit="step", leave=False
+        ):
+            if batch.size == 0:  # an empty sample still releases noise, exactly as the analysis assumes
+                grad.fill(0.0)
+            else:
+                X, codes, squares = data.X[batch], data.codes[batch], x_squares[batch]
+                _clipped_sum_into(X, squares, codes, weights, biases, activation, clip_norm, grad_w, grad_b)
+            noisy = noise.add(grad, step_noise)
+            velocity *= momentum
+            noisy *= step_size
+            velocity -= noisy
+            params += velocity
     return weights, biases
 
 
@@ -356,6 +550,11 @@ def _hidden(value: Any) -> tuple[int, ...]:
         raise TypeError(
             f"hidden_layer_sizes must be a sequence of layer widths such as (64, 32), or () for logistic regression. "
             f"Got {value!r}."
+        )
+    if len(value) >= MAX_WIDTH:
+        raise ValueError(
+            f"hidden_layer_sizes must list fewer than {MAX_WIDTH} layers (the float-error bound of the clipping "
+            f"assumes it). Got {len(value)} layers; use fewer, wider layers."
         )
     sizes = tuple(check_int(v, "hidden_layer_sizes", minimum=1, owner="DPSGDClassifier") for v in value)
     if any(v > MAX_WIDTH for v in sizes):
@@ -510,7 +709,9 @@ class DPSGDClassifier(DPMech):
     (:func:`clipped_gradient_sum`, :func:`sum_sensitivity`) and σ_c ≥ σ calibrated for the reported guarantee
     minus the sampler's float reserve (ε − N·2⁻³⁷, δ(1 − N·2⁻³⁶)) over all N = T·d values drawn (as
     :class:`~diffpriv_py.Gaussian` does). The mechanism that runs is therefore at least as private as the
-    subsampled Gaussian at multiplier σ that is reported and charged. See :meth:`safe_noise`.
+    subsampled Gaussian at multiplier σ that is reported and charged. See :meth:`safe_noise`. The noise and the
+    Poisson samples are data-independent and drawn ahead for a block of steps (:func:`step_randomness`); every step
+    adds its own fresh noise vector, so the steps are the same independent draws the analysis composes.
 
     **Robustness.** No finite record escapes the clip: norms are computed without overflow, and an example
     whose gradient is not finite (or exceeds C·2⁹⁰⁰) contributes exactly 0. ``sensitivity`` is C and cannot be
