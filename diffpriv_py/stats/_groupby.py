@@ -202,6 +202,8 @@ class GroupBy(DPMech):
 
     **Quantiles** (see ``_quantiles``): per group and level, a grid point drawn with probability
     ∝ exp(ε_q·u/(4GR)) for the rank utility u, which costs ε_q for all groups together; their bars are in ranks.
+    The rank counts come from exact per-(group, grid cell) counts made in the same block pass as the sums, so a
+    dask value column is streamed for quantiles too, and all groups are drawn in one batch per level.
 
     The inherited ``sensitivity`` attribute is not used (each noised vector has its own, above).
 

@@ -430,14 +430,13 @@ class _GroupedCells:
         if len(parts) == 1:
             return parts[0]
         keys = np.concatenate([p.keys for p in parts])
-        counts = np.concatenate([p.counts for p in parts])
-        distinct, where = np.unique(keys, return_inverse=True)
-        return cls(
-            keys=distinct,
-            counts=np.bincount(where.reshape(-1), weights=counts, minlength=distinct.size).astype(np.int64),
-            n_groups=parts[0].n_groups,
-            n_grid=parts[0].n_grid,
-        )
+        if keys.size == 0:
+            return parts[0]
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        heads = np.flatnonzero(np.append(True, keys[1:] != keys[:-1]))
+        counts = np.add.reduceat(np.concatenate([p.counts for p in parts])[order], heads)  # int64: exact
+        return cls(keys=keys[heads], counts=counts, n_groups=parts[0].n_groups, n_grid=parts[0].n_grid)
 
     def rank_points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(group_ptr, points, less, at_most, n): per group, the candidates where its rank counts may change.
@@ -453,7 +452,9 @@ class _GroupedCells:
         firsts = np.arange(k, dtype=np.int64) * m
         candidates = np.concatenate([firsts, group * m + (cell + 1) // 2, group * m + cell // 2 + 1])
         inside = np.concatenate([np.ones(k, bool), (cell + 1) // 2 < m, cell // 2 + 1 < m])
-        ids = np.unique(candidates[inside])
+        # Three sorted runs (keys are sorted): a stable (merge) sort is linear here, a hash-based unique is not.
+        ids = np.sort(candidates[inside], kind="stable")
+        ids = ids[np.append(True, ids[1:] != ids[:-1])] if ids.size else ids
         g, points = np.divmod(ids, m)
         group_ptr = np.searchsorted(g, np.arange(k + 1))
         total = np.concatenate([[0], np.cumsum(self.counts)])
