@@ -65,10 +65,10 @@ def pandas_pairs(df: Any) -> Any:
     return df.groupby(["pid", "city"]).x.count()
 
 
-def groups_data() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """10⁴ groups of 10 N(50, 20) values, rows shuffled; and the groups split for the per-group loops."""
+def groups_data(n_groups: int = N_GROUPS) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Groups of 10 N(50, 20) values (10⁴ by default), rows shuffled; and the groups split for the per-group loops."""
     gen = np.random.default_rng(0)
-    by = gen.permutation(np.repeat(np.arange(N_GROUPS), GROUP_ROWS))
+    by = gen.permutation(np.repeat(np.arange(n_groups), GROUP_ROWS))
     x = gen.normal(50, 20, by.size)
     order = np.argsort(by, kind="stable")
     return by, x, np.split(x[order], np.arange(GROUP_ROWS, by.size, GROUP_ROWS))
@@ -142,6 +142,13 @@ def quantile_table(before: str | None, peer_python: str | None, repeats: int) ->
     print("|---|---|---|---|")
     for (label, _), t in zip(cases, medians, strict=True):
         print(f"| {label} | {t * 1e3:.1f} | {t * 1e6 / N_GROUPS:.1f} | {t / base:.2f} |")
+    per_group = []
+    for n_groups in (1_000, 10_000, 100_000):  # no loop over groups: the time per group should not grow
+        by_n, x_n, _ = groups_data(n_groups)
+        kw = {**query, "values": x_n, "keys": range(n_groups)}
+        t = median_times([lambda: dp.stats.groupby(by_n, dp.Eps(1.0), **kw)], repeats)[0]  # noqa: B023
+        per_group.append(f"{n_groups:,} groups: {t * 1e6 / n_groups:.2f} µs")
+    print("\nOur group-by, µs per group (10 rows each): " + ", ".join(per_group))
     if peer_python:
         child = subprocess.run(
             [peer_python, __file__, "--peer-child", "--repeats", str(repeats)],

@@ -645,7 +645,7 @@ def _add_sums(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _add_block_sums(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """:func:`_add_sums`, with the quantiles' cell counts of all blocks merged at once (one sort, not one per block)."""
+    """:func:`_add_sums`, with the quantiles' cell counts of all blocks merged in one sort."""
     if "cells" not in parts[0]:
         return _add_sums(parts)
     cells = _GroupedCells.merge([p["cells"] for p in parts])
