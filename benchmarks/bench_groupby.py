@@ -1,26 +1,38 @@
 """Private group-by: dp.stats.groupby against the non-private pandas group-by it replaces, in memory and on dask.
 
 Run: python benchmarks/bench_groupby.py [--quick]
+     python benchmarks/bench_groupby.py --quantiles [--before DIR] [--peer-python PYTHON]
 
 Prints a Markdown table for benchmarks/README.md. Data: n rows of (person id, one of 200 city labels, a N(50, 20)
 value), people owning 1-6 rows; the query is count and mean per city with bounds (0, 100), ε = 1, δ = 10⁻⁶ and
 private partition selection; default (secure) randomness. All times are CPU-time medians of functions interleaved
 round by round in this one process (the machine is shared), so the ratios are what to read.
+
+``--quantiles`` times instead a median per group for 10⁴ public groups of 10 rows (bounds (0, 100), ε = 1, secure
+randomness): ``dp.stats.groupby`` (count and median per group), the same call of an older checkout of the library
+(``--before DIR``, a directory holding its ``diffpriv_py`` package, imported under another name), and per-group
+Python loops of one-column releases (the groups split beforehand, outside the timing): ``dp.stats.median`` here, and
+``dp.stats.median`` against diffprivlib's ``tools.median`` in the peer environment (``--peer-python``, a child
+process; its ratio is chained through the ``dp.stats.median`` loop timed in both processes).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 import diffpriv_py as dp
-import diffpriv_py.pandas  # registers DataFrame.private
+
+N_GROUPS, GROUP_ROWS = 10_000, 10
 
 
 def median_times(fns: list[Callable[[], Any]], repeats: int) -> list[float]:
@@ -36,25 +48,144 @@ def median_times(fns: list[Callable[[], Any]], repeats: int) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
-def table(n: int, rng: np.random.Generator) -> pd.DataFrame:
+def table(n: int, rng: np.random.Generator) -> Any:
+    import pandas as pd
+
     rows = rng.integers(1, 7, n // 3)
     pid = np.repeat(np.arange(rows.size), rows)[:n]
     city = rng.choice(np.array([f"c{i:03d}" for i in range(200)]), pid.size)
     return pd.DataFrame({"pid": pid, "city": city, "x": rng.normal(50, 20, pid.size)})
 
 
-def pandas_agg(df: pd.DataFrame) -> Any:
+def pandas_agg(df: Any) -> Any:
     return df.groupby("city").x.agg(["count", "mean"])
 
 
-def pandas_pairs(df: pd.DataFrame) -> Any:
+def pandas_pairs(df: Any) -> Any:
     return df.groupby(["pid", "city"]).x.count()
+
+
+def groups_data(n_groups: int = N_GROUPS) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Groups of 10 N(50, 20) values (10⁴ by default), rows shuffled; and the groups split for the per-group loops."""
+    gen = np.random.default_rng(0)
+    by = gen.permutation(np.repeat(np.arange(n_groups), GROUP_ROWS))
+    x = gen.normal(50, 20, by.size)
+    order = np.argsort(by, kind="stable")
+    return by, x, np.split(x[order], np.arange(GROUP_ROWS, by.size, GROUP_ROWS))
+
+
+def median_loop(module: Any, groups: list[np.ndarray]) -> list[float]:
+    """One ε = 1 private median per group, in a Python loop (diffpriv_py or diffprivlib)."""
+    if module.__name__ == "diffprivlib":
+        return [module.tools.median(g, epsilon=1.0, bounds=(0, 100)) for g in groups]
+    eps = module.Eps(1.0)
+    return [module.stats.median(g, eps, bounds=(0, 100)) for g in groups]
+
+
+def peer_child(repeats: int) -> None:
+    """In the peer environment: our median loop and diffprivlib's, interleaved; prints JSON seconds per loop."""
+    import warnings
+
+    import diffprivlib
+
+    warnings.simplefilter("ignore")  # diffprivlib's PrivacyLeakWarning is not what is timed
+    groups = groups_data()[2]
+    ours, theirs = median_times([lambda: median_loop(dp, groups), lambda: median_loop(diffprivlib, groups)], repeats)
+    print(json.dumps({"ours": ours, "diffprivlib": theirs}))
+
+
+def load_before(path: str) -> Any:
+    """The ``diffpriv_py`` package of an older checkout at ``path``, imported as ``diffpriv_py_before``."""
+    spec = importlib.util.spec_from_file_location(
+        "diffpriv_py_before", f"{path}/diffpriv_py/__init__.py", submodule_search_locations=[f"{path}/diffpriv_py"]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["diffpriv_py_before"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def quantile_table(before: str | None, peer_python: str | None, repeats: int) -> None:
+    by, x, groups = groups_data()
+    keys = range(N_GROUPS)
+    query = {"values": x, "quantiles": 0.5, "bounds": (0, 100), "keys": keys}
+    cases: list[tuple[str, Callable[[], Any]]] = [
+        ("`dp.stats.groupby(..., quantiles=0.5)` (count and median per group)",
+         lambda: dp.stats.groupby(by, dp.Eps(1.0), **query)),
+    ]  # fmt: skip
+    if before:
+        old = load_before(before)
+        cases.append(("same call, before (one draw per group in a Python loop)",
+                      lambda: old.stats.groupby(by, old.Eps(1.0), **query)))  # fmt: skip
+    loop_index = len(cases)
+    cases.append(("Python loop of `dp.stats.median` per group (median only)", lambda: median_loop(dp, groups)))
+    try:
+        import dask.dataframe as dd
+        import pandas as pd
+
+        ddf = dd.from_pandas(pd.DataFrame({"g": by, "x": x}), npartitions=8)
+        dask_query = {**query, "values": ddf["x"]}
+        cases.append(("`dp.stats.groupby` on a dask DataFrame (8 partitions)",
+                      lambda: dp.stats.groupby(ddf["g"], dp.Eps(1.0), **dask_query)))  # fmt: skip
+        if before:
+            cases.append(("same dask call, before (value column read into memory)",
+                          lambda: old.stats.groupby(ddf["g"], old.Eps(1.0), **dask_query)))  # fmt: skip
+    except ImportError:
+        pass
+    medians = median_times([fn for _, fn in cases], repeats)
+    base = medians[0]
+    print(
+        f"{N_GROUPS:,} groups × {GROUP_ROWS} rows, ε = 1, rng=None; CPU-time medians of {repeats} interleaved rounds\n"
+    )
+    print("| computation | time (ms) | µs per group | × ours |")
+    print("|---|---|---|---|")
+    for (label, _), t in zip(cases, medians, strict=True):
+        print(f"| {label} | {t * 1e3:.1f} | {t * 1e6 / N_GROUPS:.1f} | {t / base:.2f} |")
+    per_group = []
+    for n_groups in (1_000, 10_000, 100_000):  # no loop over groups: the time per group should not grow
+        by_n, x_n, _ = groups_data(n_groups)
+        kw = {**query, "values": x_n, "keys": range(n_groups)}
+        t = median_times([lambda: dp.stats.groupby(by_n, dp.Eps(1.0), **kw)], repeats)[0]  # noqa: B023
+        per_group.append(f"{n_groups:,} groups: {t * 1e6 / n_groups:.2f} µs")
+    print("\nOur group-by, µs per group (10 rows each): " + ", ".join(per_group))
+    if peer_python:
+        child = subprocess.run(
+            [peer_python, __file__, "--peer-child", "--repeats", str(repeats)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        peer = json.loads(child.stdout.strip().splitlines()[-1])
+        ours_loop = medians[loop_index]
+        ratio = peer["diffprivlib"] / peer["ours"]  # diffprivlib's loop / our loop, same process
+        print(
+            f"\nPeer process: Python loop of `diffprivlib.tools.median` per group {peer['diffprivlib'] * 1e3:.1f} ms, "
+            f"of `dp.stats.median` {peer['ours'] * 1e3:.1f} ms (diffprivlib's loop = {ratio:.2f}× our loop). Chained: "
+            f"diffprivlib's loop "
+            f"≈ {ratio * ours_loop / base:.1f}× our group-by."
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="n = 2·10⁵ and 3 rounds instead of 10⁶ and 5")
+    parser.add_argument("--quantiles", action="store_true", help="the median per group table (10⁴ groups × 10)")
+    parser.add_argument("--before", help="directory holding an older diffpriv_py package to compare with")
+    parser.add_argument("--peer-python", help="python with diffprivlib (and this package on PYTHONPATH)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--peer-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.peer_child:
+        peer_child(args.repeats)
+        return
+    if args.quantiles:
+        quantile_table(args.before, args.peer_python, args.repeats)
+        return
+    import pandas as pd  # noqa: F401  (needed by the accessor below)
+
+    import diffpriv_py.pandas  # noqa: F401  (registers DataFrame.private)
+
     n, repeats = (200_000, 3) if args.quick else (1_000_000, 5)
     df = table(n, np.random.default_rng(0))
     params = dp.Del(1.0, 1e-6)

@@ -23,7 +23,7 @@ from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
 from ..mechanisms.base import DPMech, NumericMech, _callable_target, _sensitivity
 from ..privacy import Del, Eps
 from ._common import MECHANISMS, MechanismName, check_bounds, check_choice
-from ._quantile import DEFAULT_CANDIDATES, _draw_candidates, _n_candidates, _rank_counts, candidate_grid
+from ._quantile import DEFAULT_CANDIDATES, _cached_grid, _draw_candidates_grouped, _GroupedCells, _n_candidates
 from ._quantile import _quantiles as _quantile_levels
 
 __all__ = ["GROUPBY_STATISTICS", "GroupBy", "GroupByResult", "groupby"]
@@ -202,6 +202,8 @@ class GroupBy(DPMech):
 
     **Quantiles** (see ``_quantiles``): per group and level, a grid point drawn with probability
     ∝ exp(ε_q·u/(4GR)) for the rank utility u, which costs ε_q for all groups together; their bars are in ranks.
+    The rank counts come from exact per-(group, grid cell) counts made in the same block pass as the sums, so a
+    dask value column is streamed for quantiles too, and all groups are drawn in one batch per level.
 
     The inherited ``sensitivity`` attribute is not used (each noised vector has its own, above).
 
@@ -436,7 +438,8 @@ class GroupBy(DPMech):
         return self._aggregate(labels[released], row_slot, values, released.size, parts, n_people, rng)
 
     def _block_sums(self, block: Any, row_slot: np.ndarray, k: int) -> dict[str, Any]:
-        """Exact integer per-group sums of one block ``(values, original row numbers)`` (Python-int arrays)."""
+        """Exact integer per-group sums of one block ``(values, original row numbers)`` (Python-int arrays), and for
+        quantiles the block's sparse (group, grid cell) counts (``"cells"``)."""
         x_block, rows = block
         codes = row_slot[rows]
         kept = codes >= 0
@@ -451,13 +454,21 @@ class GroupBy(DPMech):
             if m.grid is not None:
                 v = m.grid.index(x, np.empty_like(x)) - m.grid.offset  # integer-valued, |v| ≤ 2ᵇ
                 sums[m.name] = _group_sums(codes, v * v if m.name == "sum_u2" else v, k)
+        if self.quantiles:
+            sums["cells"] = _GroupedCells.of(codes, x, k, self._quantile_grid())
         return sums
 
-    def _exact_sums(self, row_slot: np.ndarray, values: Any, k: int) -> dict[str, np.ndarray]:
-        """The exact per-group vectors of every measurement, as float64 (one rounding of an exact integer each).
+    def _quantile_grid(self) -> np.ndarray:
+        assert self.bounds is not None  # for type checkers: quantiles need bounds (checked at construction)
+        return _cached_grid(self.bounds[0], self.bounds[1], self.n_candidates)
+
+    def _exact_sums(self, row_slot: np.ndarray, values: Any, k: int) -> tuple[dict[str, np.ndarray], Any]:
+        """The exact per-group vectors of every measurement, as float64 (one rounding of an exact integer each), and
+        the (group, grid cell) counts of the quantiles (None without quantiles).
 
         The values are read block by block (a dask collection's own blocks, an array's blocks of 2¹⁶ rows) and the
-        per-block integer sums added exactly, so the result is the same bit for bit however the data are split.
+        per-block integer sums and cell counts added exactly, so the result is the same bit for bit however the data
+        are split, and the value column is never held in memory whole.
         """
         n = row_slot.shape[0]
         if values is None:
@@ -468,7 +479,8 @@ class GroupBy(DPMech):
                 import dask.array as da
 
                 rows = da.arange(n, chunks=n)  # rechunked to the values' blocks by map_reduce
-            totals = map_reduce((values, rows), lambda b: self._block_sums(b, row_slot, k), combine=_add_sums)
+            totals = map_reduce((values, rows), lambda b: self._block_sums(b, row_slot, k), combine=_add_block_sums)
+        cells = totals.pop("cells", None)
         exact: dict[str, np.ndarray] = {}
         counts = totals["count"]
         for m in self.measurements():
@@ -480,7 +492,7 @@ class GroupBy(DPMech):
                 exact[m.name] = to_units(totals[m.name] - counts * (1 << (2 * bits - 3)), 2 * bits)
             else:
                 exact[m.name] = to_units(totals[m.name], m.grid.bits)
-        return exact
+        return exact, cells
 
     def _aggregate(
         self,
@@ -492,7 +504,7 @@ class GroupBy(DPMech):
         n_people: int,
         rng: Any,
     ) -> GroupByResult:
-        exact = self._exact_sums(row_slot, values, k)
+        exact, cells = self._exact_sums(row_slot, values, k)
         noisy: dict[str, np.ndarray] = {}
         bars: dict[str, Callable[[float], np.ndarray]] = {}
         measurements = self.measurements()
@@ -508,13 +520,13 @@ class GroupBy(DPMech):
         units = {m.name: m.grid for m in measurements if m.grid is not None}
         result = self._report(keys, noisy, bars, units)
         if self.quantiles:
-            levels = self._quantiles(row_slot, values, k, parts[len(measurements) :], rng)
+            levels = self._quantiles(cells, k, parts[len(measurements) :], rng)
             result.values.update(levels[0])
             result.accuracy.update(levels[1])
         return result
 
     def _quantiles(
-        self, row_slot: np.ndarray, values: np.ndarray, k: int, parts: list[Eps], rng: np.random.Generator
+        self, cells: _GroupedCells, k: int, parts: list[Eps], rng: np.random.Generator
     ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Per released group and level, a grid point drawn by the exponential mechanism with a rank utility.
 
@@ -524,28 +536,27 @@ class GroupBy(DPMech):
         of a group touched by both people by at most 2R and the sum over groups of the largest changes is at most
         2·G·R. Sampling each group ∝ exp(ε_q·u/(4GR)) therefore costs ε_q in total (each group's loss is at most
         ε_q·Δ_g/(2GR)). With probability ≥ 1 − α the drawn point's rank error is at most −max u + 4GR·ln(m/α)/ε_q.
+
+        All groups at once, with no loop over them: the scores are piecewise constant on the grid, changing only
+        at the cells of the group's values, so they are computed at those change points alone (from the sparse
+        (group, cell) counts, :class:`~diffpriv_py.stats._quantile._GroupedCells`) and each level makes one
+        batched draw (:func:`~diffpriv_py.stats._quantile._draw_candidates_grouped`): per group the same
+        probabilities, computed by the same float operations, as the one-column quantile's sampler on the dense
+        scores.
         """
-        assert self.bounds is not None  # for type checkers: quantiles need bounds (checked at construction)
-        lo, hi = self.bounds
-        grid = candidate_grid(lo, hi, self.n_candidates)
-        # Out of core, the value column is read into memory here (one float per row, like the label columns): the
-        # per-group rank counts need each group's values together. The result is the in-memory one, bit for bit.
-        values = _materialise(values)
-        rows = np.flatnonzero(row_slot >= 0)
-        codes = row_slot[rows]
-        order = np.argsort(codes, kind="stable")
-        x = np.asarray(values, dtype=np.float64)[rows[order]]
-        bounds = np.searchsorted(codes[order], np.arange(k + 1))
+        grid = self._quantile_grid()
         out: dict[str, np.ndarray] = {}
         acc: dict[str, np.ndarray] = {}
+        group_ptr, points, less, at_most, n = cells.rank_points()
+        n_at = np.repeat(n.astype(np.float64), np.diff(group_ptr))
         reach = 4.0 * self.max_groups * self.max_rows
         for q, params in zip(self.quantiles, parts, strict=True):
             scale = params.epsilon / reach
-            drawn = np.empty(k)
-            for g in range(k):  # one exponential-mechanism draw per group (vectorised over its candidates)
-                less, at_most, n = _rank_counts(x[bounds[g] : bounds[g + 1]], grid, "raise")
-                scores = -np.maximum(np.maximum(less - q * n, q * n - at_most), 0.0)
-                drawn[g] = grid[_draw_candidates(scores, scale, rng, 1)[0]]
+            qn = q * n_at
+            scores = -np.maximum(np.maximum(less - qn, qn - at_most), 0.0)
+            drawn = (
+                grid[_draw_candidates_grouped(points, scores, group_ptr, grid.size, scale, rng)] if k else np.empty(0)
+            )
             name = f"q{q:g}"
             out[name] = drawn
             acc[name] = np.full(k, math.log(self.n_candidates / self.alpha) / scale)
@@ -630,6 +641,16 @@ def _add_sums(parts: list[dict[str, Any]]) -> dict[str, Any]:
     for part in parts[1:]:
         for name, value in part.items():
             total[name] = total[name] + value
+    return total
+
+
+def _add_block_sums(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`_add_sums`, with the quantiles' cell counts of all blocks merged in one sort."""
+    if "cells" not in parts[0]:
+        return _add_sums(parts)
+    cells = _GroupedCells.merge([p["cells"] for p in parts])
+    total = _add_sums([{name: v for name, v in p.items() if name != "cells"} for p in parts])
+    total["cells"] = cells
     return total
 
 

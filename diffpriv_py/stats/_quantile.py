@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import attrs
@@ -14,7 +14,7 @@ from .._blockwise import is_out_of_core
 from .._rng import RNGLike
 from .._validation import check_int, check_real
 from ..exceptions import TargetOutputError
-from ..mechanisms._selection import sample_exponential_many
+from ..mechanisms._selection import gumbel, sample_exponential_many
 from ..mechanisms.base import DPMech, _callable_target, _sensitivity
 from ..privacy import Eps
 from ._common import (
@@ -137,13 +137,12 @@ class GridCounts:
     present: np.ndarray
 
 
-def _rank_counts(values: np.ndarray, grid: np.ndarray, nan_policy: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """#{x < cᵢ}, #{x ≤ cᵢ} for every grid point cᵢ, and the number of present values, in one counting pass.
+def _code_blocks(values: np.ndarray, grid: np.ndarray, nan_policy: str) -> Iterator[tuple[int, np.ndarray]]:
+    """For each block of values, (start, codes) with code 2·k(x) + [x = grid[k(x)]] per value; NaN → 2m or 2m + 1.
 
-    Each clipped value x gets the index k(x) of the largest grid point ≤ x: estimated by arithmetic on the regular
-    grid, checked exactly against the grid's own doubles (grid[k] ≤ x < grid[k + 1]), and looked up by binary search
-    where the check fails (rounding next to a grid point, or NaN). One ``np.bincount`` of 2·k(x) + [x = grid[k]]
-    gives, per candidate, the values in [cᵢ, cᵢ₊₁) and those equal to cᵢ; cumulative sums give both counts. No sort.
+    k(x) is the index of the largest grid point ≤ clip(x): estimated by arithmetic on the regular grid, checked
+    exactly against the grid's own doubles (grid[k] ≤ x < grid[k + 1]), and looked up by binary search where the check
+    fails (rounding next to a grid point, or NaN). The codes array is a buffer reused by the next block.
     """
     m = grid.size
     lo, hi = float(grid[0]), float(grid[-1])
@@ -151,9 +150,6 @@ def _rank_counts(values: np.ndarray, grid: np.ndarray, nan_policy: str) -> tuple
     step = hi / (m - 1) - lo / (m - 1) if m > 1 else 1.0
     inv = 1.0 / step if step > 0 else math.inf
     upper_next = np.append(grid[1:], np.inf)
-    codes = np.zeros(2 * m + 2, dtype=np.int64)  # pairs (values in [cᵢ, cᵢ₊₁), values equal to cᵢ); last pair: NaN
-    # A fine grid would make every block's bincount as long as the grid: keep the codes and count them once instead.
-    kept = np.empty(values.shape[0], dtype=np.intp) if 2 * m + 2 > _BLOCK // 4 else None
     size = min(_BLOCK, values.shape[0])
     xb, t, g = np.empty(size), np.empty(size), np.empty(size)
     k = np.empty(size, dtype=np.intp)
@@ -181,15 +177,29 @@ def _rank_counts(values: np.ndarray, grid: np.ndarray, nan_policy: str) -> tuple
             if nan.any():
                 if nan_policy == "raise":
                     raise nan_error("dp.stats.quantile")
-                fixed[nan] = m  # the NaN pair, dropped below
+                fixed[nan] = m  # the NaN pair, dropped by the callers
             kk[bad] = fixed
             eqb[bad] = np.take(grid, np.minimum(fixed, m - 1)) == xs
         np.left_shift(kk, 1, out=kk)
         kk += eqb
+        yield start, kk
+
+
+def _rank_counts(values: np.ndarray, grid: np.ndarray, nan_policy: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """#{x < cᵢ}, #{x ≤ cᵢ} for every grid point cᵢ, and the number of present values, in one counting pass.
+
+    One ``np.bincount`` of the codes 2·k(x) + [x = grid[k]] (:func:`_code_blocks`) gives, per candidate, the values
+    in [cᵢ, cᵢ₊₁) and those equal to cᵢ; cumulative sums give both counts. No sort.
+    """
+    m = grid.size
+    codes = np.zeros(2 * m + 2, dtype=np.int64)  # pairs (values in [cᵢ, cᵢ₊₁), values equal to cᵢ); last pair: NaN
+    # A fine grid would make every block's bincount as long as the grid: keep the codes and count them once instead.
+    kept = np.empty(values.shape[0], dtype=np.intp) if 2 * m + 2 > _BLOCK // 4 else None
+    for start, kk in _code_blocks(values, grid, nan_policy):
         if kept is None:
             codes += np.bincount(kk, minlength=2 * m + 2)
         else:
-            kept[start : start + b] = kk
+            kept[start : start + kk.shape[0]] = kk
     if kept is not None:
         codes += np.bincount(kept, minlength=2 * m + 2)
     pairs = codes.reshape(m + 1, 2)
@@ -380,6 +390,120 @@ def _draw_candidates(scores: np.ndarray, scale: float, rng: np.random.Generator,
     starts = np.concatenate([[0], np.flatnonzero(scores[1:] != scores[:-1]) + 1])
     sizes = np.diff(np.append(starts, scores.size))
     chosen = sample_exponential_many(scores[starts], scale, rng, n, log_weights=np.log(sizes))
+    result: np.ndarray = starts[chosen] + rng.integers(0, sizes[chosen])
+    return result
+
+
+@attrs.frozen(eq=False)
+class _GroupedCells:
+    """Sparse counts of (group, grid cell) pairs: everything a per-group quantile release reads of the data.
+
+    ``keys`` are the sorted distinct g·2m + c of the values present, g the group and c = 2·k(x) + [x ≠ grid[k(x)]]
+    the cell of x (2k: x equals candidate k; 2k + 1: x lies strictly between candidates k and k + 1), ``counts``
+    how many values share each key, ``n_groups`` and ``n_grid`` (m) the public shape. In this coding
+    #{x < cᵢ} = #{c < 2i} and #{x ≤ cᵢ} = #{c ≤ 2i}: both rank counts are prefix sums within a group. The counts do
+    not depend on the order or the blocking of the rows, and their size is at most min(rows, groups · 2m).
+    """
+
+    keys: np.ndarray
+    counts: np.ndarray
+    n_groups: int
+    n_grid: int
+
+    @classmethod
+    def of(cls, groups: np.ndarray, values: np.ndarray, n_groups: int, grid: np.ndarray) -> _GroupedCells:
+        """The cells of ``values`` (finite or ±inf; NaN raises) in ``groups`` (codes in [0, n_groups))."""
+        m = grid.size
+        cells = np.empty(values.shape[0], dtype=np.int64)
+        for start, kk in _code_blocks(values, grid, "raise"):
+            cells[start : start + kk.shape[0]] = kk
+        # Flipping the low bit turns 2k + [x = cₖ] into 2k + [x ≠ cₖ], which orders values equal to cₖ first. The
+        # key range n_groups·2m stays below 2⁶³ for fewer than 2³⁸ rows (n_groups ≤ rows, m ≤ 2²⁴).
+        cells ^= 1
+        cells += groups.astype(np.int64) * (2 * m)
+        keys, counts = np.unique(cells, return_counts=True)
+        return cls(keys=keys, counts=counts.astype(np.int64), n_groups=n_groups, n_grid=m)
+
+    @classmethod
+    def merge(cls, parts: list[_GroupedCells]) -> _GroupedCells:
+        """The counts of the union of the parts' rows (exact integers: the order of the parts does not matter)."""
+        if len(parts) == 1:
+            return parts[0]
+        keys = np.concatenate([p.keys for p in parts])
+        if keys.size == 0:
+            return parts[0]
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        heads = np.flatnonzero(np.append(True, keys[1:] != keys[:-1]))
+        counts = np.add.reduceat(np.concatenate([p.counts for p in parts])[order], heads)  # int64: exact
+        return cls(keys=keys[heads], counts=counts, n_groups=parts[0].n_groups, n_grid=parts[0].n_grid)
+
+    def rank_points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(group_ptr, points, less, at_most, n): per group, the candidates where its rank counts may change.
+
+        Group g's points are ``points[group_ptr[g]:group_ptr[g + 1]]``, increasing and starting at 0; between two
+        consecutive points (and from the last to the end of the grid) #{x < cᵢ} and #{x ≤ cᵢ} are constant and equal
+        to ``less`` and ``at_most`` at the first of them. A value in cell c changes #{x < cᵢ} at i = ⌊c/2⌋ + 1 and
+        #{x ≤ cᵢ} at i = ⌈c/2⌉, so those points (inside the grid) and 0 are all the change points: at most
+        2·(distinct cells) + groups points, whatever m. ``n`` is each group's number of values.
+        """
+        m, width, k = self.n_grid, 2 * self.n_grid, self.n_groups
+        group, cell = np.divmod(self.keys, width)
+        firsts = np.arange(k, dtype=np.int64) * m
+        candidates = np.concatenate([firsts, group * m + (cell + 1) // 2, group * m + cell // 2 + 1])
+        inside = np.concatenate([np.ones(k, bool), (cell + 1) // 2 < m, cell // 2 + 1 < m])
+        # Three sorted runs (keys are sorted): a stable (merge) sort is linear here, a hash-based unique is not.
+        ids = np.sort(candidates[inside], kind="stable")
+        ids = ids[np.append(True, ids[1:] != ids[:-1])] if ids.size else ids
+        g, points = np.divmod(ids, m)
+        group_ptr = np.searchsorted(g, np.arange(k + 1))
+        total = np.concatenate([[0], np.cumsum(self.counts)])
+        bounds = total[np.searchsorted(self.keys, np.arange(k + 1, dtype=np.int64) * width)]
+        first, n = bounds[:-1], np.diff(bounds)
+        probe = g * width + 2 * points
+        less = total[np.searchsorted(self.keys, probe, side="left")] - first[g]
+        at_most = total[np.searchsorted(self.keys, probe, side="right")] - first[g]
+        return group_ptr, points, less, at_most, n
+
+
+def _draw_candidates_grouped(
+    points: np.ndarray, scores: np.ndarray, group_ptr: np.ndarray, n_grid: int, scale: float, rng: np.random.Generator
+) -> np.ndarray:
+    """One candidate index per group, each with probability ∝ exp(scale·score), by :func:`_draw_candidates`'s sampler
+    run for all groups at once.
+
+    Group g's scores are piecewise constant on the grid of ``n_grid`` candidates: ``scores[j]`` holds from
+    ``points[j]`` up to the group's next point. Per group, exactly as :func:`_draw_candidates` does on the dense
+    scores: consecutive pieces of equal score are merged into runs; each run r gets the logit
+    (s_r − max s)·scale + ln|r| minus the group's largest logit (the arithmetic of the full-range Gumbel sampler's
+    base-measure logits, :mod:`diffpriv_py.mechanisms._selection`); a full-range Gumbel variable is added to every
+    run; the first run with the largest sum wins; a uniform integer picks the candidate inside it. The Gumbel
+    variables of all groups come from one call and the offsets from one ``rng.integers`` call, so for one group the
+    random stream is consumed exactly as by :func:`_draw_candidates` (same index for the same seed); for several
+    groups each group's draw is that sampler applied to its own independent uniforms.
+    """
+    k = group_ptr.size - 1
+    first = np.zeros(points.size, dtype=bool)
+    first[group_ptr[:-1]] = True
+    keep = first.copy()
+    keep[1:] |= scores[1:] != scores[:-1]
+    starts, s = points[keep], scores[keep]
+    run_ptr = np.append(np.flatnonzero(first[keep]), starts.size)
+    run_group = np.repeat(np.arange(k), np.diff(run_ptr))
+    ends = np.append(starts[1:], n_grid)
+    ends[run_ptr[1:] - 1] = n_grid  # a group's last run ends at the end of the grid
+    sizes = ends - starts
+    heads = run_ptr[:-1]
+    logits = s - np.maximum.reduceat(s, heads)[run_group]
+    with np.errstate(over="ignore"):
+        logits *= scale
+    logits += np.log(sizes)
+    logits -= np.maximum.reduceat(logits, heads)[run_group]
+    noisy = gumbel(starts.size, rng)
+    noisy += logits
+    best = noisy == np.maximum.reduceat(noisy, heads)[run_group]
+    winners = np.flatnonzero(best)
+    chosen = winners[np.append(True, run_group[winners][1:] != run_group[winners][:-1])]  # first best per group
     result: np.ndarray = starts[chosen] + rng.integers(0, sizes[chosen])
     return result
 
