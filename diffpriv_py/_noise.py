@@ -115,19 +115,13 @@ def _geometric_blocks(n: int, beta: float, rng: np.random.Generator) -> np.ndarr
     """
     blocks = np.zeros(n)
     if beta <= 2.0:
-        c = max(1, int(2.0 / beta))
-        thresholds = np.exp(-beta * np.arange(1, c + 1, dtype=np.float64))
-        u = rng.random(n)
-        stage = (u < thresholds[0]).astype(np.float64)
-        for t in thresholds[1:]:
-            stage += u < t
+        thresholds, ascending = _stage_tables(beta)
+        c = thresholds.size
+        stage = _stages(rng.random(n), thresholds, ascending)
         blocks += stage
         active = np.flatnonzero(stage == c)
         while active.size:
-            u = rng.random(active.size)
-            stage = (u < thresholds[0]).astype(np.float64)
-            for t in thresholds[1:]:
-                stage += u < t
+            stage = _stages(rng.random(active.size), thresholds, ascending)
             blocks[active] += stage
             active = active[stage == c]
     else:
@@ -137,6 +131,36 @@ def _geometric_blocks(n: int, beta: float, rng: np.random.Generator) -> np.ndarr
             active = active[bernoulli(np.broadcast_to(p, active.shape), rng)]
             blocks[active] += 1.0
     return blocks
+
+
+@functools.lru_cache(maxsize=256)
+def _stage_tables(beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The thresholds exp(−β), …, exp(−cβ) (c = max(1, ⌊2/β⌋)) of :func:`_geometric_blocks`, and the same floats in
+    ascending order."""
+    thresholds = np.exp(-beta * np.arange(1, max(1, int(2.0 / beta)) + 1, dtype=np.float64))
+    thresholds.flags.writeable = False
+    ascending = thresholds[::-1].copy()
+    ascending.flags.writeable = False
+    return thresholds, ascending
+
+
+def _stages(u: np.ndarray, thresholds: np.ndarray, ascending: np.ndarray) -> np.ndarray:
+    """The number of thresholds above each uniform, #{i : u < t_i}, as float64: G's stage, capped at c.
+
+    The thresholds decrease, so that count is c − #{i : t_i ≤ u}, which a binary search over the ascending copy
+    gives in one call (the same comparisons, so the same integers). It is the faster form for few values (the
+    threshold loop costs two numpy calls per threshold, up to 40 for the Gaussian tail's small β); the loop's
+    passes, branch-free, are faster for many.
+    """
+    c = thresholds.size
+    if u.size <= 100 * c:
+        stage: np.ndarray = np.searchsorted(ascending, u, side="right").astype(np.float64)
+        np.subtract(c, stage, out=stage)
+        return stage
+    stage = (u < thresholds[0]).astype(np.float64)
+    for t in thresholds[1:]:
+        stage += u < t
+    return stage
 
 
 def _signed_geometric(
@@ -280,9 +304,8 @@ def two_sided_geometric(shape: int | tuple[int, ...], lam: float, rng: np.random
 
 @functools.lru_cache(maxsize=256)
 def _stage_thresholds(beta: float) -> tuple[float, ...]:
-    # The very floats _geometric_blocks compares with (numpy's exp of the same array), as Python floats.
-    c = max(1, int(2.0 / beta))
-    thresholds: list[float] = np.exp(-beta * np.arange(1, c + 1, dtype=np.float64)).tolist()
+    # The very floats _geometric_blocks compares with, as Python floats.
+    thresholds: list[float] = _stage_tables(beta)[0].tolist()
     return tuple(thresholds)
 
 
@@ -460,11 +483,11 @@ def _draw_blocks(
 ) -> np.ndarray:
     """G·T for each 64-bit word (bit layout of :func:`_gaussian_alias_lookup`; bit 0 unused), tail included."""
     shifted, outcomes, k, bits = _gaussian_alias_lookup(rho, block)
-    slot2 = (words & np.uint64(((1 << bits) - 1) << 1)).view(np.int64)
+    slot2 = (words & _slot_mask(bits)).view(np.int64)
     keep = words < shifted.take(slot2)
     slot2 += keep
     g: np.ndarray = outcomes.take(slot2)
-    tail = np.flatnonzero(g == k * block)
+    tail = (g == k * block).nonzero()[0]  # 1-D: nonzero()[0] is flatnonzero without its µs of wrappers
     if tail.size:
         draws = _gaussian_tail(tail.size, rho, k, rng) if tails is None else tails.take(tail.size)
         g[tail] = draws * block
@@ -478,6 +501,22 @@ def _gaussian_blocks(n: int, rho: float, rng: np.random.Generator) -> np.ndarray
     of a uniform word are independent and uniform); see :func:`_gaussian_alias_lookup`.
     """
     return _draw_blocks(rng.bit_generator.random_raw(n), rho, 1.0, rng, None)
+
+
+@functools.lru_cache(maxsize=128)
+def _uint64(value: int) -> np.uint64:
+    # numpy scalars of the masks and shifts used per call (building one costs ~0.2 µs, a tenth of a small release's
+    # numpy call); immutable, so shared.
+    return np.uint64(value)
+
+
+def _slot_mask(bits: int) -> np.uint64:
+    """Bits 1 … b of a word: twice the alias slot (see :func:`_gaussian_alias_lookup`)."""
+    return _uint64(((1 << bits) - 1) << 1)
+
+
+def _low_mask(k: int) -> np.uint64:
+    return _uint64((1 << k) - 1)
 
 
 def _acceptance_bits(k: int) -> int:
@@ -506,8 +545,8 @@ def _gaussian_block_proposals(
     words = rng.bit_generator.random_raw(m)
     a = _acceptance_bits(k)
     # R < 2^k ≤ 2⁵² and H < 2^a ≤ 2⁵²: the int64 views are the same integers, and compare exactly with doubles.
-    j = (words & np.uint64((1 << k) - 1)).view(np.int64).astype(np.float64)
-    words >>= np.uint64(64 - a)
+    j = (words & _low_mask(k)).view(np.int64).astype(np.float64)
+    words >>= _uint64(64 - a)
     lead = words.view(np.int64)
     y = g * 2.0
     y += j
@@ -516,17 +555,16 @@ def _gaussian_block_proposals(
     np.exp(y, out=y)
     y *= 2.0**a
     floor_y = np.floor(y)
-    rejected = np.flatnonzero(lead >= floor_y)
+    rejected = (lead >= floor_y).nonzero()[0]
     g += j
     signs <<= _SIGN_BIT
     g_bits = g.view(np.uint64)
     g_bits |= signs
-    tie = lead.take(rejected) == floor_y.take(rejected)
-    if tie.any():
-        ties = rejected[tie]
+    ties = rejected[lead.take(rejected) == floor_y.take(rejected)] if rejected.size else rejected
+    if ties.size:
         won = rng.random(ties.size) < y.take(ties) - floor_y.take(ties)  # y − ⌊y⌋ is exact
         rejected = np.setdiff1d(rejected, ties[won], assume_unique=True)
-    zeros = np.flatnonzero(g == 0)  # −0.0 == 0 too; rare (P(0) ≈ 1/(2.5σ))
+    zeros = (g == 0).nonzero()[0]  # −0.0 == 0 too; rare (P(0) ≈ 1/(2.5σ))
     if zeros.size:
         negative_zeros = zeros[np.signbit(g.take(zeros))]
         if negative_zeros.size:
@@ -568,28 +606,69 @@ def _discrete_gaussian_blocks(
     # P(G ≥ 3ρ) < 0.0028 and ≈ 1.03 proposals per value: a first batch of 0.003·size + 1 tail draws covers most
     # releases (the tail sampler's cost is mostly per call); the pool draws more if it runs out.
     tails = _GaussianTailPool(rho, math.ceil(3 * rho), rng, int(0.003 * size) + 1)
+    k = e - 1
+    if size < _GAUSSIAN_CHUNK:
+        # No full chunk: the first round of the refill below (one batch for all positions 0 … size − 1, accepted
+        # proposals handed out in order) without its position bookkeeping. The same proposals, the same accepted
+        # ones in the same order and the same float operations, so the same output; about ten numpy calls fewer,
+        # which is most of the cost of a release of a few values.
+        again, rejected = _gaussian_block_proposals(int(size / 0.95) + 32, rho, block, k, scale, rng, tails)
+        if rejected.size:
+            kept = np.ones(again.size, dtype=bool)  # np.delete's own method, without its argument handling
+            kept[rejected] = False
+            again = again[kept]
+        if again.size >= size:
+            again = again[:size]
+            again *= unit
+            if offset is not None:
+                again += _round_to_grid(offset, unit)
+            return again
+        out = np.empty(size)  # too few accepted (rare): the refill continues from the first unfilled position
+        out[: again.size] = again * unit
+        if offset is not None:
+            out[: again.size] += _round_to_grid(offset[: again.size], unit)
+        _refill(out, np.arange(again.size, size), rho, block, k, scale, rng, tails, unit, offset)
+        return out
     out = np.empty(size)
     pending = []
     full = size - size % _GAUSSIAN_CHUNK
     for start in range(0, full, _GAUSSIAN_CHUNK):  # full chunks: accepted in place, the rejected ones remembered
         stop = start + _GAUSSIAN_CHUNK
-        g, rejected = _gaussian_block_proposals(_GAUSSIAN_CHUNK, rho, block, e - 1, scale, rng, tails)
+        g, rejected = _gaussian_block_proposals(_GAUSSIAN_CHUNK, rho, block, k, scale, rng, tails)
         np.multiply(g, unit, out=out[start:stop])  # unit is a power of two: exact
         if offset is not None:
             out[start:stop] += _round_to_grid(offset[start:stop], unit)
         if rejected.size:
             pending.append(rejected + start)
     pending.append(np.arange(full, size))
-    # The rejected positions (≈ 3 %) of the whole release and the last partial chunk are filled together, in full
-    # chunks, from an oversampled batch of proposals whose accepted ones are handed out in order (they are i.i.d.):
-    # almost always one round, where per-chunk retry rounds would cost more in call overhead than the arithmetic.
-    todo = np.concatenate(pending)
+    _refill(out, np.concatenate(pending), rho, block, k, scale, rng, tails, unit, offset)
+    return out
+
+
+def _refill(
+    out: np.ndarray,
+    todo: np.ndarray,
+    rho: float,
+    block: float,
+    k: int,
+    scale: float,
+    rng: np.random.Generator,
+    tails: _GaussianTailPool,
+    unit: float,
+    offset: np.ndarray | None,
+) -> None:
+    """Fill the positions ``todo`` of ``out`` (in order) with accepted proposals of :func:`_discrete_gaussian_blocks`.
+
+    The rejected positions (≈ 3 %) of the whole release and the last partial chunk are filled together, in full
+    chunks, from an oversampled batch of proposals whose accepted ones are handed out in order (they are i.i.d.):
+    almost always one round, where per-chunk retry rounds would cost more in call overhead than the arithmetic.
+    """
     while todo.size:
         pending = []
         for start in range(0, todo.size, _GAUSSIAN_CHUNK):
             where = todo[start : start + _GAUSSIAN_CHUNK]
             m = int(where.size / 0.95) + 32
-            again, rejected = _gaussian_block_proposals(m, rho, block, e - 1, scale, rng, tails)
+            again, rejected = _gaussian_block_proposals(m, rho, block, k, scale, rng, tails)
             if rejected.size:
                 again = np.delete(again, rejected)
             again = again[: where.size]
@@ -600,7 +679,6 @@ def _discrete_gaussian_blocks(
             out[filled] = again
             pending.append(where[again.size :])
         todo = np.concatenate(pending)
-    return out
 
 
 def _one_discrete_gaussian_block(sigma: float, rng: np.random.Generator, unit: float, offset: float) -> float:
@@ -698,7 +776,7 @@ def grid_step(scale: float) -> float:
 
 def _round_to_grid(values: np.ndarray, r: float) -> np.ndarray:
     # Scaling by the power of two 1/r is exact; |v/r| < 2^52 makes rint exact and v/r an integer-valued float.
-    if values.size and max(-float(values.min()), float(values.max())) < 2.0**52 * r:
+    if values.size and _magnitude_below(values, 2.0**52 * r):
         rounded = np.multiply(values, 1.0 / r)
         np.rint(rounded, out=rounded)
         rounded *= r
@@ -707,6 +785,14 @@ def _round_to_grid(values: np.ndarray, r: float) -> np.ndarray:
     # |v| >= 2^52·r means v's ulp is >= r, so v is already on the grid (and v/r might not fit an integer).
     big = np.abs(values) >= 2.0**52 * r
     return np.where(big, values, np.rint(np.where(big, 0.0, values) / r) * r)
+
+
+def _magnitude_below(values: np.ndarray, limit: float) -> bool:
+    """Whether every |v| < ``limit`` (``values`` not empty), with the ufuncs' reductions called directly: their
+    array-method wrappers cost about a µs per call, much of a small release."""
+    if values.size <= 4096:  # one reduction over a small temporary of |v|
+        return bool(np.maximum.reduce(np.abs(values), axis=None) < limit)
+    return bool(-limit < np.minimum.reduce(values, axis=None) and np.maximum.reduce(values, axis=None) < limit)
 
 
 def laplace_epsilon_reserve(epsilon: float, dims: int) -> float:
