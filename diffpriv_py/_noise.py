@@ -28,6 +28,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from ._rng import word_source
+
 __all__ = [
     "GRID_BITS",
     "bernoulli",
@@ -255,24 +257,45 @@ def _one_signed_geometric(
     (and so the ε reserve) of :func:`_signed_geometric`. One release of one value then costs a few microseconds
     instead of the ~20 array passes of a vectorised chunk.
     """
-    block = math.ldexp(1.0, k)
-    c = float(max(1, int(4.0 / beta)))
-    random = rng.random
+    return _one_signed_geometric_with(_scalar_constants(lam, k, beta), rng, unit, offset)
+
+
+_ScalarConstants = tuple[float, float, float, int, float, float]
+
+
+def _scalar_constants(lam: float, k: int, beta: float) -> _ScalarConstants:
+    """−λ, −1/β, T = 2^k, 64 − k, the cap c and β: what :func:`_one_signed_geometric_with` needs, computed once."""
+    return -lam, -1.0 / beta, math.ldexp(1.0, k), 64 - k, float(max(1, int(4.0 / beta))), beta
+
+
+def _one_signed_geometric_with(
+    constants: _ScalarConstants, rng: np.random.Generator, unit: float, offset: float
+) -> float:
+    """:func:`_one_signed_geometric` with its constants precomputed (a cached release plan passes them)."""
+    neg_lam, neg_inv_beta, block, shift, c, beta = constants
+    # Uniforms as the top 53 bits m of 64-bit words, U = m·2⁻⁵³ (rng.random()'s values, see word_source): then
+    # ⌊U·T⌋ = m >> (53 − k) = word >> (64 − k) exactly (T = 2^k, k ≤ 52), and 2U − 1 = m·2⁻⁵² − 1 with the same
+    # rounding as numpy's uniform(−1, 1).
+    word = word_source(rng)
     while True:
-        j = math.floor(random() * block)  # exactly uniform on {0, …, T − 1}, as in the vectorised sampler
-        w = random() * 2.0 - 1.0  # numpy's uniform(−1, 1), exact
-        bound = math.exp(j * -lam)
+        j = word() >> shift  # exactly uniform on {0, …, T − 1}, as in the vectorised sampler
+        w = (word() >> 11) * 2.0**-52 - 1.0  # numpy's uniform(−1, 1), exact
+        bound = math.exp(j * neg_lam)
         magnitude_w = abs(w)
         if not magnitude_w < bound:
             continue
-        stage = min(math.floor(math.log(magnitude_w / bound) * (-1.0 / beta)), c)  # the vectorised sampler's float ops
-        if stage == c:
-            stage += _one_geometric_block(beta, rng)  # β ≤ 1/2 here: _geometric_blocks(1, β, rng), in scalars
+        # G's stage ⌊−ln(v)/β⌋ capped at c, with the vectorised sampler's float operations. v = 0 (w = 0, chance
+        # 2⁻⁵³) is capped there (−ln 0 = inf), where math.log would raise.
+        v = magnitude_w / bound
+        stage = math.floor(math.log(v) * neg_inv_beta) if v > 0.0 else c
+        if stage >= c:
+            stage = c + _one_geometric_block(beta, rng)  # β ≤ 1/2 here: _geometric_blocks(1, β, rng), in scalars
         magnitude = stage * block + j
         if magnitude == 0 and w < 0:  # reject (negative, 0): 0 must not be counted twice
             continue
         noise = math.copysign(magnitude * unit if unit != 1.0 else magnitude, w)
-        return noise + _round_scalar_to_grid(offset, unit)
+        # offset on the grid, as _round_scalar_to_grid (inline: a call is a tenth of this function's time)
+        return noise + (float(round(offset * (1.0 / unit))) * unit if abs(offset) < 2.0**52 * unit else offset)
 
 
 def _round_scalar_to_grid(value: float, r: float) -> float:
@@ -849,11 +872,11 @@ def grid_laplace(
 
 
 @functools.lru_cache(maxsize=1024)
-def _laplace_scalar_plan(sensitivity: float, epsilon: float) -> tuple[float, int, float, float] | None:
+def _laplace_scalar_plan(sensitivity: float, epsilon: float) -> tuple[_ScalarConstants, float] | None:
     r, eps_c, rounded_sensitivity = _laplace_grid(sensitivity, epsilon, 1)
     lam = r * eps_c / rounded_sensitivity
     k, beta = _block(lam)
-    return (lam, k, beta, r) if 0 < k <= 52 else None
+    return (_scalar_constants(lam, k, beta), r) if 0 < k <= 52 else None
 
 
 def grid_laplace_scalar(value: float, sensitivity: float, epsilon: float, rng: np.random.Generator) -> float | None:
@@ -866,8 +889,8 @@ def grid_laplace_scalar(value: float, sensitivity: float, epsilon: float, rng: n
     plan = _laplace_scalar_plan(sensitivity, epsilon)
     if plan is None:
         return None
-    lam, k, beta, r = plan
-    return _one_signed_geometric(lam, k, beta, rng, r, value)
+    constants, r = plan
+    return _one_signed_geometric_with(constants, rng, r, value)
 
 
 def gaussian_grid_calibration(

@@ -7,6 +7,7 @@ import numbers
 import os
 import secrets
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -45,9 +46,32 @@ if hasattr(os, "register_at_fork"):
 def _new_secure_generator() -> np.random.Generator:
     from randomgen import AESCounter  # imported on first use: it costs about 100 ms, and seeded runs never need it
 
+    _RAW_DOUBLES.add(AESCounter)
     # randomgen's stubs derive its bit generators from its own BitGenerator stub, not numpy's; at run time
     # AESCounter is a numpy.random.BitGenerator.
     return np.random.Generator(AESCounter(secrets.randbits(256)))  # pyright: ignore[reportArgumentType]
+
+
+_RAW_DOUBLES: set[type] = {np.random.PCG64}
+"""Bit generators whose ``Generator.random()`` is (w >> 11)·2⁻⁵³ for the next raw 64-bit word w (numpy's PCG64, and
+randomgen's AESCounter once the secure generator is first built)."""
+
+
+def word_source(rng: np.random.Generator) -> Callable[[], int]:
+    """A function drawing 64-bit words whose top 53 bits are the integers 2⁵³·U of successive ``rng.random()`` draws.
+
+    A scalar sampler that reads its uniforms from these words gets, draw for draw, the very uniforms ``random()``
+    would give (same stream, same values; it may interleave the two). For PCG64 and AES-CTR this is the bit
+    generator's own ``random_raw``, which costs about half as much as ``random()`` (no dtype handling); for other
+    bit generators (whose doubles are built differently, e.g. MT19937 from two 32-bit words) it is made from
+    ``random()`` itself.
+    """
+    bit_generator = rng.bit_generator
+    if type(bit_generator) in _RAW_DOUBLES:
+        raw: Callable[[], int] = bit_generator.random_raw
+        return raw
+    random = rng.random
+    return lambda: int(random() * 2.0**53) << 11
 
 
 def secure_generator() -> np.random.Generator:

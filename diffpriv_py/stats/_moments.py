@@ -165,8 +165,10 @@ class ClippedStatistic:
         # round() and rint do), and subtracting 1.5·2^52 is exact. _grid keeps |low|, |high| ≤ 2^52/SMALL, so
         # the indices and their sum are integers below 2^52, all exact in float64. A NaN value stays NaN through
         # the comparisons (both false) and makes the sum NaN: one test instead of one per value.
-        us = [(v - origin) * scale for v in x.ravel().tolist()]
-        ks = [((low if u < low else (high if u > high else u)) + _ROUNDER) - _ROUNDER for u in us]
+        ks = [
+            ((low if (u := (v - origin) * scale) < low else (high if u > high else u)) + _ROUNDER) - _ROUNDER
+            for v in x.ravel().tolist()
+        ]
         total = builtins.sum(ks)
         if total != total:
             return None  # NaN: the array path gives the nan_policy's error
