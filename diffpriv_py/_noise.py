@@ -28,7 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._rng import word_source
+from ._rng import double_source, random_words, word_source
 
 __all__ = [
     "GRID_BITS",
@@ -273,10 +273,10 @@ def _one_signed_geometric_with(
 ) -> float:
     """:func:`_one_signed_geometric` with its constants precomputed (a cached release plan passes them)."""
     neg_lam, neg_inv_beta, block, shift, c, beta = constants
-    # Uniforms as the top 53 bits m of 64-bit words, U = m·2⁻⁵³ (rng.random()'s values, see word_source): then
+    # Uniforms as the top 53 bits m of 64-bit words, U = m·2⁻⁵³ (rng.random()'s values, see double_source): then
     # ⌊U·T⌋ = m >> (53 − k) = word >> (64 − k) exactly (T = 2^k, k ≤ 52), and 2U − 1 = m·2⁻⁵² − 1 with the same
     # rounding as numpy's uniform(−1, 1).
-    word = word_source(rng)
+    word = double_source(rng)
     while True:
         j = word() >> shift  # exactly uniform on {0, …, T − 1}, as in the vectorised sampler
         w = (word() >> 11) * 2.0**-52 - 1.0  # numpy's uniform(−1, 1), exact
@@ -523,7 +523,7 @@ def _gaussian_blocks(n: int, rho: float, rng: np.random.Generator) -> np.ndarray
     One 64-bit word per draw: bits 1 … b pick the slot, the high 53 bits are the keep-or-alias coin (disjoint bits
     of a uniform word are independent and uniform); see :func:`_gaussian_alias_lookup`.
     """
-    return _draw_blocks(rng.bit_generator.random_raw(n), rho, 1.0, rng, None)
+    return _draw_blocks(random_words(rng, n), rho, 1.0, rng, None)
 
 
 @functools.lru_cache(maxsize=128)
@@ -563,9 +563,9 @@ def _gaussian_block_proposals(
     within 2^−(53+a) ≤ 2⁻⁶⁵ of p, closer than a plain 53-bit uniform. The sign is written into the IEEE sign bit, and
     (negative, 0) is rejected so that 0 is not counted twice.
     """
-    signs = rng.bit_generator.random_raw(m)
+    signs = random_words(rng, m)
     g = _draw_blocks(signs, rho, block, rng, tails)
-    words = rng.bit_generator.random_raw(m)
+    words = random_words(rng, m)
     a = _acceptance_bits(k)
     # R < 2^k ≤ 2⁵² and H < 2^a ≤ 2⁵²: the int64 views are the same integers, and compare exactly with doubles.
     j = (words & _low_mask(k)).view(np.int64).astype(np.float64)
@@ -712,34 +712,58 @@ def _one_discrete_gaussian_block(sigma: float, rng: np.random.Generator, unit: f
     one proposal at a time (the draws are i.i.d., so the first accepted proposal has the law of any accepted one);
     the error bound and the (ε, δ) reserve are unchanged.
     """
-    _, e = math.frexp(sigma / _BLOCKS_PER_SIGMA)
-    block = math.ldexp(1.0, e - 1)
-    if not 1 <= e - 1 <= 52:
+    constants = _gaussian_scalar_constants(sigma)
+    if constants is None:
         return float(_discrete_gaussian_blocks(1, sigma, rng, unit=unit, offset=np.array([offset]))[0])  # it raises
-    k_bits = e - 1
-    a = _acceptance_bits(k_bits)
-    rho = sigma / block
-    scale = -0.5 / (sigma * sigma)
-    shifted, outcomes, k, bits = _gaussian_alias_lists(rho, block)
-    slot_mask = ((1 << bits) - 1) << 1
-    r_mask = (1 << k_bits) - 1
-    raw = rng.bit_generator.random_raw
+    shifted, outcomes, slot_mask, r_mask, lead_shift, scale, two_a, tail_g, rho, k, block = constants
+    raw = word_source(rng)  # 64-bit words, as random_words gives them to the vectorised sampler
     while True:
         first = raw()
         slot2 = first & slot_mask
         g = outcomes[slot2 + 1] if first < shifted[slot2] else outcomes[slot2]
-        if g == k * block:
+        if g == tail_g:
             g = float(_gaussian_tail(1, rho, k, rng)[0]) * block
         word = raw()
         j = float(word & r_mask)
-        lead = word >> (64 - a)
-        y = math.exp((g * 2.0 + j) * j * scale) * 2.0**a
+        lead = word >> lead_shift
+        y = math.exp((g * 2.0 + j) * j * scale) * two_a
         floor_y = math.floor(y)
         accept = lead < floor_y or (lead == floor_y and rng.random() < y - floor_y)
         g += j
         negative = first & 1
         if accept and not (g == 0 and negative):
             return (-g if negative else g) * unit + _round_scalar_to_grid(offset, unit)
+
+
+_GaussianConstants = tuple[list[int], list[float], int, int, int, float, float, float, float, int, float]
+
+
+@functools.lru_cache(maxsize=256)
+def _gaussian_scalar_constants(sigma: float) -> _GaussianConstants | None:
+    """What :func:`_one_discrete_gaussian_block` needs at this σ, computed once: the alias lists, the slot and offset
+    masks, the lead shift 64 − a, −1/(2σ²), 2^a, the tail outcome K·T, ρ, K and T; None outside 2²⁰ ≤ σ < 2⁵⁷."""
+    _, e = math.frexp(sigma / _BLOCKS_PER_SIGMA)
+    block = math.ldexp(1.0, e - 1)
+    if not 1 <= e - 1 <= 52:
+        return None
+    k_bits = e - 1
+    a = _acceptance_bits(k_bits)
+    rho = sigma / block
+    shifted, outcomes, k, bits = _gaussian_alias_lists(rho, block)
+    slot_mask = ((1 << bits) - 1) << 1
+    return (
+        shifted,
+        outcomes,
+        slot_mask,
+        (1 << k_bits) - 1,
+        64 - a,
+        -0.5 / (sigma * sigma),
+        2.0**a,
+        k * block,
+        rho,
+        k,
+        block,
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -922,6 +946,16 @@ def gaussian_grid_calibration(
     r = grid_step(nominal)
     sigma = sigma_for(eps_c, delta_c, _grid_rounding(sensitivity, r, dims, "l2"))
     return r, sigma
+
+
+def grid_gaussian_scalar(value: float, r: float, sigma: float, rng: np.random.Generator) -> float | None:
+    """:func:`grid_gaussian` of one value as a float, without the array wrapping; None if it has no scalar path (then
+    call :func:`grid_gaussian`). The same call of :func:`_one_discrete_gaussian_block`, so the same float from the
+    same stream."""
+    sigma_grid = sigma / r
+    if sigma_grid >= 2.0**20:
+        return _one_discrete_gaussian_block(sigma_grid, rng, r, value)
+    return None
 
 
 def grid_gaussian(values: np.ndarray, r: float, sigma: float, rng: np.random.Generator) -> np.ndarray:

@@ -168,7 +168,8 @@ class DPMech(abc.ABC):
         # nothing is charged if it fails; the accountant is charged next; only then is the private data read.
         params = self.check_privacy_params(privacy_params)
         generator = as_generator(rng)
-        accountant = check_accountant(accountant)
+        if accountant is not None:
+            accountant = check_accountant(accountant)
         data = self.check_dataset(X)
         guarantee = self.privacy_guarantee(params)
         if accountant is not None:
@@ -191,7 +192,8 @@ class DPMech(abc.ABC):
         sensitivity says nothing about it). Subclasses add their own public checks in ``_check_dataset``; what
         depends on the values themselves (NaN, the target's output) is checked after the charge.
         """
-        refuse_masked(X, owner=type(self).__name__)
+        if type(X) is not np.ndarray:  # a plain array is not masked: the common case, without building the owner name
+            refuse_masked(X, owner=type(self).__name__)
         if self.sampled_n is not None:
             size = _n_records_or_none(X)
             if size is not None and size != self.sampled_n:

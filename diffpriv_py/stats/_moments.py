@@ -57,6 +57,8 @@ _OMIT_L2 = {1: math.sqrt(1.25), 2: math.sqrt(1.3125)}
 SMALL = 32
 """Pooled statistics of at most this many values are computed in Python arithmetic (same bits, less overhead)."""
 _ROUNDER = 1.5 * 2.0**52  # see ClippedStatistic._small
+# numpy's float64 descriptor: native float64 arrays carry this very object (others take the as_data path, same result)
+_FLOAT64 = np.dtype(np.float64)
 
 
 @attrs.frozen(eq=False)
@@ -133,7 +135,7 @@ class ClippedStatistic:
         else:
             x = (
                 data
-                if type(data) is np.ndarray and data.dtype == np.float64 and 0 < data.ndim <= 2 and data.size
+                if type(data) is np.ndarray and data.dtype is _FLOAT64 and 0 < data.ndim <= 2 and data.size
                 else None
             )
             if x is None:
@@ -160,6 +162,7 @@ class ClippedStatistic:
         10-value array cost more than the whole noisy release.
         """
         origin, scale, low, high = grid
+        values = x.tolist() if x.ndim == 1 else x.ravel().tolist()
         # Round half to even as float arithmetic: for |c| ≤ 2^51, c + 1.5·2^52 lies in [2^52, 2^53), where the
         # doubles are exactly the integers, so IEEE addition rounds c to the nearest integer, ties to even (as
         # round() and rint do), and subtracting 1.5·2^52 is exact. _grid keeps |low|, |high| ≤ 2^52/SMALL, so
@@ -167,7 +170,7 @@ class ClippedStatistic:
         # the comparisons (both false) and makes the sum NaN: one test instead of one per value.
         ks = [
             ((low if (u := (v - origin) * scale) < low else (high if u > high else u)) + _ROUNDER) - _ROUNDER
-            for v in x.ravel().tolist()
+            for v in values
         ]
         total = builtins.sum(ks)
         if total != total:
@@ -336,8 +339,12 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
 
 
 def _scalar_clip(shift: float, scale: float, low: float, high: float) -> Callable[[float], float]:
-    """``np.clip(shift + v·scale, low, high)`` on a Python float: the same IEEE operations (clip is min∘max)."""
-    return lambda v: min(max(shift + v * scale, low), high)
+    """``np.clip(shift + v·scale, low, high)`` on a Python float: the same IEEE operations (clip is min∘max).
+
+    Conditional expressions give what ``min(max(u, low), high)`` gives (the same comparisons, the same operand on
+    ties), without two builtin calls.
+    """
+    return lambda v: low if (u := shift + v * scale) < low else (high if u > high else u)
 
 
 def _scalar_variance(cap: float, scale: float) -> Callable[[float], float]:
@@ -492,16 +499,25 @@ def _run(
     keepdims: Any = False,
     dtype: Any = None,
 ) -> Any:
-    nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
-    mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
+    # The common arguments (exact option strings, True/False, a float64 array, axis=None) are accepted inline: these
+    # checks are most of a small release's argument handling, and each check function returns such values unchanged.
+    if type(nan_policy) is not str or nan_policy not in NAN_POLICIES:
+        nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
+    if type(mechanism) is not str or mechanism not in MECHANISMS:
+        mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
     check_params(privacy_params, mechanism, who=who)
-    full_response = check_bool(full_response, "full_response", who=who)
-    keepdims = check_bool(keepdims, "keepdims", who=who)
+    if full_response is not False and full_response is not True:
+        full_response = check_bool(full_response, "full_response", who=who)
+    if keepdims is not False and keepdims is not True:
+        keepdims = check_bool(keepdims, "keepdims", who=who)
     out_dtype = None if dtype is None else _check_dtype(dtype, who)
     out_of_core = type(x) is not np.ndarray and is_out_of_core(x)
-    # Out-of-core data (dask, Chunks): the first block gives the layout and dtype, one cheap pass the public n.
-    data = as_data(first_block(x) if out_of_core else x, who=who, allow_bool=statistic == "count")
-    ax = check_axis(axis, data.ndim, who=who)
+    if type(x) is np.ndarray and x.dtype is _FLOAT64 and 0 < x.ndim <= 2 and x.size:  # what as_data accepts as is
+        data = x
+    else:
+        # Out-of-core data (dask, Chunks): the first block gives the layout and dtype, one cheap pass the public n.
+        data = as_data(first_block(x) if out_of_core else x, who=who, allow_bool=statistic == "count")
+    ax = None if axis is None else check_axis(axis, data.ndim, who=who)
     if out_of_core and ax == 1:
         raise ValueError(_AXIS1_OUT_OF_CORE.format(who=who))
     two_d = data.ndim == 2
