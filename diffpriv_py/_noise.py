@@ -528,9 +528,9 @@ def _gaussian_blocks(n: int, rho: float, rng: np.random.Generator) -> np.ndarray
 
 @functools.lru_cache(maxsize=128)
 def _uint64(value: int) -> np.uint64:
-    # numpy scalars of the masks and shifts used per call (building one costs ~0.2 µs, a tenth of a small release's
-    # numpy call); immutable, so shared.
-    return np.uint64(value)
+    # numpy scalars of the masks and shifts used on every call (building one costs ~0.2 µs); immutable, so shared.
+    result: np.uint64 = np.uint64(value)
+    return result
 
 
 def _slot_mask(bits: int) -> np.uint64:
