@@ -505,7 +505,8 @@ def _run(
         nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
     if type(mechanism) is not str or mechanism not in MECHANISMS:
         mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
-    check_params(privacy_params, mechanism, who=who)
+    if mechanism != "laplace" or not isinstance(privacy_params, Eps):  # Laplace takes any Eps (check_params' rule)
+        check_params(privacy_params, mechanism, who=who)
     if full_response is not False and full_response is not True:
         full_response = check_bool(full_response, "full_response", who=who)
     if keepdims is not False and keepdims is not True:
