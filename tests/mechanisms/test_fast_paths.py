@@ -159,3 +159,17 @@ def test_grid_rounding_keeps_values_beyond_the_grids_integer_range(size):
     rounded = _noise._round_to_grid(values, r)
     assert rounded[0] == 1e300 and rounded[-1] == -(2.0**13)
     assert rounded[1] == round(0.3 / r) * r
+
+
+@pytest.mark.parametrize("rho", [16.0, 23.7, 31.9, 3.0, 0.6])
+def test_few_gaussian_tails_replay_the_array_tail_sampler(rho):
+    """A few tail draws in Python arithmetic are the array sampler's values, and leave the stream where it does
+    (ρ = 3 and 0.6 reach the exact small-probability Bernoulli words and the Bernoulli-trial geometric)."""
+    k = math.ceil(3 * rho)
+    for n in [1, 2, 4, 32]:
+        for seed in range(60):
+            ours, arrays = np.random.default_rng(seed), np.random.default_rng(seed)
+            assert (
+                _noise._few_gaussian_tails(n, rho, k, ours) == _noise._gaussian_tail_arrays(n, rho, k, arrays).tolist()
+            )
+            assert ours.random() == arrays.random()
