@@ -327,29 +327,24 @@ def two_sided_geometric(shape: int | tuple[int, ...], lam: float, rng: np.random
 
 @functools.lru_cache(maxsize=256)
 def _stage_ascending(beta: float) -> tuple[float, ...]:
-    # The same floats in ascending order, for bisect.
+    # The very floats _geometric_blocks compares with, as Python floats in ascending order (for bisect).
     ascending: list[float] = _stage_tables(beta)[1].tolist()
     return tuple(ascending)
 
 
-@functools.lru_cache(maxsize=256)
-def _stage_thresholds(beta: float) -> tuple[float, ...]:
-    # The very floats _geometric_blocks compares with, as Python floats.
-    thresholds: list[float] = _stage_tables(beta)[0].tolist()
-    return tuple(thresholds)
+def _one_geometric_block(beta: float, rng: np.random.Generator, word: Callable[[], int] | None = None) -> int:
+    """One draw of ``_geometric_blocks(1, beta, rng)`` for β ≤ 2: the same thresholds, uniforms and comparisons.
 
-
-def _one_geometric_block(beta: float, rng: np.random.Generator) -> int:
-    """One draw of ``_geometric_blocks(1, beta, rng)`` for β ≤ 2: the same thresholds, uniforms and comparisons."""
-    thresholds = _stage_thresholds(beta)
-    c = len(thresholds)
-    random = rng.random
+    ``word``: the generator's :func:`~diffpriv_py._rng.double_source`, if the caller has it already.
+    """
+    ascending = _stage_ascending(beta)
+    c = len(ascending)
+    if word is None:
+        word = double_source(rng)
     blocks = 0
     while True:
-        u = random()  # the value rng.random(1) holds: the same stream
-        stage = 0
-        for t in thresholds:
-            stage += u < t
+        u = (word() >> 11) * 2.0**-53  # the value rng.random(1) holds: the same stream
+        stage = c - bisect.bisect_right(ascending, u)  # #{thresholds > u}, as _stages counts it
         blocks += stage
         if stage != c:  # a capped draw (G ≥ c) starts again and adds c (memorylessness)
             return blocks
@@ -368,10 +363,10 @@ def one_two_sided_geometric(lam: float, rng: np.random.Generator) -> int | None:
         raise ValueError(f"The geometric decay must be finite and > 0; got {lam!r}.")
     if not 0.25 < lam <= 2.0:  # _block gives T = 1 and β = λ exactly here; _geometric_blocks compares uniforms
         return None
-    random = rng.random
+    word = double_source(rng)  # uniforms as rng.random() gives them (see _one_signed_geometric_with)
     while True:
-        blocks = _one_geometric_block(lam, rng)
-        sign = random() - 0.5
+        blocks = _one_geometric_block(lam, rng, word)
+        sign = (word() >> 11) * 2.0**-53 - 0.5
         if blocks == 0 and sign < 0:  # sign is never −0.0: u − 0.5 is +0.0 at u = 0.5
             continue  # reject (negative, 0): 0 must not be counted twice
         return -blocks if sign < 0 else blocks

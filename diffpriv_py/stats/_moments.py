@@ -118,7 +118,7 @@ class ClippedStatistic:
 
     def __call__(self, data: Any) -> np.ndarray | np.floating:
         if self.statistic == "count":
-            if is_out_of_core(data):
+            if type(data) is not np.ndarray and is_out_of_core(data):
                 if self.axis == 1:
                     raise ValueError(_AXIS1_OUT_OF_CORE.format(who=self.who))
                 result: np.ndarray | np.floating[Any] = map_reduce(
@@ -530,7 +530,7 @@ def _run(
         pair = scalar_bounds(bounds)
         if pair is None:
             arrays = check_bounds(bounds, d if two_d else None, who=who)
-    if statistic in ("var", "std") or policy == "omit":
+    if (statistic in ("var", "std") or policy == "omit") and (type(ddof) is not int or ddof != 0):  # 0 < n: valid
         ddof = check_ddof(ddof, n if ax == 0 else (d if ax == 1 else n * d), who=who)
     if arrays is None:
         # Everything a plan depends on is public and hashable here, so repeated releases reuse one plan and its
