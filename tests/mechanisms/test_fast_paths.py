@@ -119,8 +119,9 @@ def test_scalar_laplace_caps_a_zero_acceptance_uniform(monkeypatch):
     """w = 0 (chance 2⁻⁵³) gives v = 0, a capped stage as in the vectorised sampler, not a math.log error."""
     lam = 2.0**-20
     k, beta = _noise._block(lam)
-    words = iter([5 << (64 - k), (2**52) << 11])  # R = 5, then m = 2^52: w = m·2⁻⁵² − 1 = 0
-    monkeypatch.setattr(_noise, "double_source", lambda rng: lambda: next(words))
+    queue = [5 << (64 - k), (2**52) << 11]  # R = 5, then m = 2^52: w = m·2⁻⁵² − 1 = 0; then the generator's own
+    real = _noise.double_source
+    monkeypatch.setattr(_noise, "double_source", lambda rng: lambda: queue.pop(0) if queue else real(rng)())
     noise = _noise._one_signed_geometric(lam, k, beta, np.random.default_rng(0), 1.0, 0.0)
     cap = max(1, int(4.0 / beta))
     assert noise >= cap * 2.0**k + 5 and (noise - 5) % 2.0**k == 0
