@@ -964,24 +964,14 @@ def grid_laplace(
 
 @functools.lru_cache(maxsize=1024)
 def _laplace_scalar_plan(sensitivity: float, epsilon: float) -> tuple[_ScalarConstants, float] | None:
+    """The scalar path of :func:`grid_laplace` for one value (``dims`` = 1): the constants of the call it makes to
+    :func:`_one_signed_geometric` and the grid r, cached per (Δ, ε); None if it has no scalar path. Calling
+    ``_one_signed_geometric_with(constants, rng, r, value)`` then gives the same float from the same stream as
+    ``grid_laplace`` gives for an array of one value."""
     r, eps_c, rounded_sensitivity = _laplace_grid(sensitivity, epsilon, 1)
     lam = r * eps_c / rounded_sensitivity
     k, beta = _block(lam)
     return (_scalar_constants(lam, k, beta), r) if 0 < k <= 52 else None
-
-
-def grid_laplace_scalar(value: float, sensitivity: float, epsilon: float, rng: np.random.Generator) -> float | None:
-    """:func:`grid_laplace` of one value (``dims`` = 1) as a float, without the array wrapping; None if it has no
-    scalar path (then call :func:`grid_laplace`).
-
-    The same calibration (cached per (Δ, ε)) and the same call of :func:`_one_signed_geometric` as
-    :func:`grid_laplace` makes for an array of one value, so the output is the same float from the same stream.
-    """
-    plan = _laplace_scalar_plan(sensitivity, epsilon)
-    if plan is None:
-        return None
-    constants, r = plan
-    return _one_signed_geometric_with(constants, rng, r, value)
 
 
 def gaussian_grid_calibration(

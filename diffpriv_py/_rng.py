@@ -169,8 +169,11 @@ def _pcg64_state(seed: int) -> np.ndarray:
     return state
 
 
+_Generator, _PCG64 = np.random.Generator, np.random.PCG64  # module attributes read once (µs count in releases)
+
+
 def _seeded_generator(seed: int) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(_SeededState(seed)))  # type: ignore[arg-type]
+    return _Generator(_PCG64(_SeededState(seed)))  # type: ignore[arg-type]
 
 
 def as_generator(rng: RNGLike) -> np.random.Generator:
@@ -189,7 +192,7 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
     """
     if rng is None:
         return secure_generator()
-    if type(rng) is np.random.Generator:
+    if type(rng) is _Generator:
         return rng
     if type(rng) is int and rng >= 0:  # the common seeded case, checked without the slower ABC test below
         return _seeded_generator(rng)

@@ -140,7 +140,7 @@ class ClippedStatistic:
             )
             if x is None:
                 x = as_data(data, who=self.who)
-            grid, small = self._grid(_width(x))
+            grid, small = self._grid(1 if x.ndim == 1 else x.shape[1])  # _width(x), inline
             if (
                 small is not None
                 and x.size <= SMALL
