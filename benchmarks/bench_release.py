@@ -10,6 +10,11 @@ scikit-learn < 1.8), in a separate environment::
 Every figure is CPU time per call (``time.process_time``, so a busy neighbour on a shared machine does not count),
 the median of several rounds in which all contenders of a row are timed in turn (interleaved), with BLAS on one
 thread. Prints Markdown table rows for benchmarks/README.md.
+
+Options: ``--scalar`` (only the one-value table), ``--small-gaussian`` (only the safe Gaussian releases of 1 to 1000
+values), ``--baseline DIR`` (add a "before" column: DIR holds an older copy of the package renamed ``dpbase``, e.g.
+``git archive <rev> diffpriv_py | tar -x -C DIR && mv DIR/diffpriv_py DIR/dpbase``; it is timed interleaved with the
+current code in the same process).
 """
 
 from __future__ import annotations
@@ -56,23 +61,35 @@ def peers():
     return diffprivlib
 
 
+def baseline():
+    """The package given by ``--baseline DIR`` (a copy of an older diffpriv_py renamed ``dpbase`` in DIR), or None."""
+    if "--baseline" not in sys.argv:
+        return None
+    sys.path.insert(0, sys.argv[sys.argv.index("--baseline") + 1])
+    import dpbase  # the package's own imports are relative, so a renamed copy imports beside the current one
+
+    return dpbase
+
+
 def row(name: str, t: dict[str, float], ours: str, ref: str | None) -> None:
     us = {k: f"{v * 1e6:.1f}" for k, v in t.items()}
     ratio = f"{t[ours] / t[ref]:.2f}×" if ref in t else "–"
-    print(f"| {name} | {us[ours]} | {us.get('numpy', '–')} | {us.get('diffprivlib', '–')} | {ratio} |", flush=True)
+    before = f" {us['before']} |" if "before" in t else ""
+    print(
+        f"| {name} | {us[ours]} | {us.get('numpy', '–')} | {us.get('diffprivlib', '–')} | {ratio} |{before}",
+        flush=True,
+    )
 
 
-def scalar_rows(dpl) -> None:
-    print("| release (one value) | diffpriv_py µs | numpy µs | diffprivlib µs | ours / diffprivlib |")
-    print("|---|---|---|---|---|")
-    gen = np.random.default_rng(0)
+def scalar_cases(dp, gen: np.random.Generator) -> list:
+    """(name, our release, numpy's draw or None, diffprivlib's operation) for the package ``dp``."""
     eps, delta = dp.Eps(1.0), dp.Del(1.0, 1e-6)
     identity = float
     lap = dp.Laplace(target=identity, sensitivity=1.0)
     gau = dp.Gaussian(target=identity, sensitivity=1.0)
     x10 = np.linspace(0.0, 1.0, 10)
     mean_mech = dp.Laplace(target=np.mean, sensitivity=0.1)
-    cases = [
+    return [
         ("Laplace, seed", lambda: lap.release_response(eps, 0.5, rng=1), lambda: gen.laplace(0.5, 1.0), "lap"),
         ("Laplace, rng=None", lambda: lap.release_response(eps, 0.5), lambda: gen.laplace(0.5, 1.0), "lap"),
         ("Gaussian, seed", lambda: gau.release_response(delta, 0.5, rng=1), lambda: gen.normal(0.5, 1.0), "gau"),
@@ -89,6 +106,16 @@ def scalar_rows(dpl) -> None:
         ("dp.stats.count of 10 values, seed", lambda: dp.stats.count(x10, eps, rng=1), None, "count"),
         ("dp.stats.count of 10 values, rng=None", lambda: dp.stats.count(x10, eps), None, "count"),
     ]
+
+
+def scalar_rows(dpl, base) -> None:
+    extra = " before µs |" if base is not None else ""
+    print(f"| release (one value) | diffpriv_py µs | numpy µs | diffprivlib µs | ours / diffprivlib |{extra}")
+    print("|---|---|---|---|---|" + ("---|" if base is not None else ""))
+    gen = np.random.default_rng(0)
+    x10 = np.linspace(0.0, 1.0, 10)
+    cases = scalar_cases(dp, gen)
+    before = scalar_cases(base, gen) if base is not None else None
     if dpl is not None:
         dlap = dpl.mechanisms.Laplace(epsilon=1.0, sensitivity=1.0)
         dgau = dpl.mechanisms.GaussianAnalytic(epsilon=1.0, delta=1e-6, sensitivity=1.0)
@@ -99,13 +126,46 @@ def scalar_rows(dpl) -> None:
             "mean": lambda: dpl.tools.mean(x10, epsilon=1.0, bounds=(0, 1), accountant=acc),
             "count": lambda: dpl.tools.count_nonzero(x10, epsilon=1.0, accountant=acc),
         }
-    for name, ours, numpy_fn, kind in cases:
+    for i, (name, ours, numpy_fn, kind) in enumerate(cases):
         fns = {"ours": ours}
         if numpy_fn is not None:
             fns["numpy"] = numpy_fn
         if dpl is not None:
             fns["diffprivlib"] = refs[kind]
+        if before is not None:
+            fns["before"] = before[i][1]
         row(name, per_call(fns, 2000), "ours", "diffprivlib" if dpl is not None else None)
+
+
+def small_gaussian_rows(base) -> None:
+    """Safe Gaussian releases of 1 to 1000 values against numpy's ``normal`` of as many values, same generator."""
+    from diffpriv_py._rng import secure_generator
+
+    extra = " before µs |" if base is not None else ""
+    print()
+    print(f"| safe Gaussian release | diffpriv_py µs | numpy normal µs (same generator) | ratio |{extra}")
+    print("|---|---|---|---|" + ("---|" if base is not None else ""))
+    aes = secure_generator()
+    # A PCG64 Generator passed as rng= (draws differ from release to release, as with rng=None; a fixed int seed would
+    # hit the rare tail sampler in every call or in none).
+    for seeded in (False, True):
+        pcg = np.random.default_rng(1)
+        gen, rng = (pcg, pcg) if seeded else (aes, None)
+        for n in [1, 10, 100, 1000]:
+            x = np.zeros(n) if n > 1 else 0.0
+            fns = {}
+            for key, module in [("ours", dp), ("before", base)]:
+                if module is not None:
+                    mech, params = module.Gaussian(target=lambda v: v, sensitivity=1.0), module.Del(1.0, 1e-6)
+                    fns[key] = lambda mech=mech, params=params, x=x, rng=rng: mech.release_response(params, x, rng=rng)
+            fns["numpy"] = lambda n=n, gen=gen: gen.normal(0.0, 1.0, n)
+            t = per_call(fns, 2000 if n < 1000 else 500)
+            before = f" {t['before'] * 1e6:.1f} |" if "before" in t else ""
+            label = f"{n} value{'s' if n > 1 else ''}, {'rng=Generator(PCG64)' if seeded else 'rng=None (AES-CTR)'}"
+            print(
+                f"| {label} | {t['ours'] * 1e6:.1f} | {t['numpy'] * 1e6:.1f} | {t['ours'] / t['numpy']:.1f}× |{before}",
+                flush=True,
+            )
 
 
 def many_rows(dpl) -> None:
@@ -199,10 +259,17 @@ if __name__ == "__main__":
     from threadpoolctl import threadpool_limits
 
     dpl = peers()
+    base = baseline()
+    # --scalar: only the one-value table (a quick check of the fixed costs); --small-gaussian: only the small safe
+    # Gaussian table; --baseline DIR: add a "before" column timing an older copy of the package (see baseline()).
+    full = "--scalar" not in sys.argv and "--small-gaussian" not in sys.argv
     with threadpool_limits(1):
-        scalar_rows(dpl)
-        if "--scalar" not in sys.argv:  # --scalar: only the one-value table (a quick check of the fixed costs)
+        if "--small-gaussian" not in sys.argv:
+            scalar_rows(dpl, base)
+        if full or "--small-gaussian" in sys.argv:
+            small_gaussian_rows(base)
+        if full:
             many_rows(dpl)
             large_rows()
-    if "--scalar" not in sys.argv:
+    if full:
         import_rows()

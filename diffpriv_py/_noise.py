@@ -21,12 +21,15 @@ noise draws.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
+
+from ._rng import double_source, random_words, word_source
 
 __all__ = [
     "GRID_BITS",
@@ -75,7 +78,7 @@ def bernoulli(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     ones = flat >= 1
     out[ones] = True
     zeros_needed = np.where(ones, 0, -exp).astype(np.int64)
-    pending = np.flatnonzero(out & (zeros_needed > 0))
+    pending = (out & (zeros_needed > 0)).nonzero()[0]  # 1-D: flatnonzero without its wrappers
     while pending.size:
         z = zeros_needed[pending]
         raw = _raw_bits(rng, pending.size)
@@ -113,30 +116,53 @@ def _geometric_blocks(n: int, beta: float, rng: np.random.Generator) -> np.ndarr
     rare case G ≥ c the draw starts again and adds c (memorylessness). For β > 2 (tiny noise) G counts the
     successes of Bernoulli(exp(−β)) draws, each exact for its float value.
     """
-    blocks = np.zeros(n)
     if beta <= 2.0:
-        c = max(1, int(2.0 / beta))
-        thresholds = np.exp(-beta * np.arange(1, c + 1, dtype=np.float64))
-        u = rng.random(n)
-        stage = (u < thresholds[0]).astype(np.float64)
-        for t in thresholds[1:]:
-            stage += u < t
-        blocks += stage
-        active = np.flatnonzero(stage == c)
+        thresholds, ascending = _stage_tables(beta)
+        c = thresholds.size
+        blocks = _stages(rng.random(n), thresholds, ascending)  # a fresh array: the first stage is the running sum
+        active = (blocks == c).nonzero()[0]
         while active.size:
-            u = rng.random(active.size)
-            stage = (u < thresholds[0]).astype(np.float64)
-            for t in thresholds[1:]:
-                stage += u < t
+            stage = _stages(rng.random(active.size), thresholds, ascending)
             blocks[active] += stage
             active = active[stage == c]
     else:
+        blocks = np.zeros(n)
         p = np.array([math.exp(-beta)])
         active = np.arange(n)
         while active.size:
             active = active[bernoulli(np.broadcast_to(p, active.shape), rng)]
             blocks[active] += 1.0
     return blocks
+
+
+@functools.lru_cache(maxsize=256)
+def _stage_tables(beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The thresholds exp(−β), …, exp(−cβ) (c = max(1, ⌊2/β⌋)) of :func:`_geometric_blocks`, and the same floats in
+    ascending order."""
+    thresholds = np.exp(-beta * np.arange(1, max(1, int(2.0 / beta)) + 1, dtype=np.float64))
+    thresholds.flags.writeable = False
+    ascending = thresholds[::-1].copy()
+    ascending.flags.writeable = False
+    return thresholds, ascending
+
+
+def _stages(u: np.ndarray, thresholds: np.ndarray, ascending: np.ndarray) -> np.ndarray:
+    """The number of thresholds above each uniform, #{i : u < t_i}, as float64: G's stage, capped at c.
+
+    The thresholds decrease, so that count is c − #{i : t_i ≤ u}, which a binary search over the ascending copy
+    gives in one call (the same comparisons, so the same integers). It is the faster form for few values (the
+    threshold loop costs two numpy calls per threshold, up to 40 for the Gaussian tail's small β); the loop's
+    passes, branch-free, are faster for many.
+    """
+    c = thresholds.size
+    if u.size <= 100 * c:
+        stage: np.ndarray = np.searchsorted(ascending, u, side="right").astype(np.float64)
+        np.subtract(c, stage, out=stage)
+        return stage
+    stage = (u < thresholds[0]).astype(np.float64)
+    for t in thresholds[1:]:
+        stage += u < t
+    return stage
 
 
 def _signed_geometric(
@@ -188,7 +214,7 @@ def _signed_geometric(
             bound = np.multiply(j, -lam)
             np.exp(bound, out=bound)
             magnitude_w = np.abs(w)
-            accepted = np.flatnonzero(magnitude_w < bound)[:need]
+            accepted = (magnitude_w < bound).nonzero()[0][:need]
             # Given acceptance, |w|/exp(−λj) is uniform on [0, 1) and independent of j and of w's sign: it draws G.
             v = magnitude_w.take(accepted)
             v /= bound.take(accepted)
@@ -199,14 +225,14 @@ def _signed_geometric(
             v *= -1.0 / beta
             blocks = np.floor(v, out=v)
             np.minimum(blocks, c, out=blocks)
-            more = np.flatnonzero(blocks == c)
+            more = (blocks == c).nonzero()[0]
             if more.size:
                 blocks[more] += _geometric_blocks(more.size, beta, rng)
             blocks *= block
             blocks += j.take(accepted)
             signs = w.take(accepted)
             if blocks.size and blocks.min() == 0:
-                zero = np.flatnonzero(blocks == 0)
+                zero = (blocks == 0).nonzero()[0]
                 if (signs[zero] < 0).any():  # reject (negative, 0): 0 must not be counted twice
                     keep = np.ones(blocks.size, dtype=bool)
                     keep[zero[signs[zero] < 0]] = False
@@ -231,24 +257,45 @@ def _one_signed_geometric(
     (and so the ε reserve) of :func:`_signed_geometric`. One release of one value then costs a few microseconds
     instead of the ~20 array passes of a vectorised chunk.
     """
-    block = math.ldexp(1.0, k)
-    c = float(max(1, int(4.0 / beta)))
-    random = rng.random
+    return _one_signed_geometric_with(_scalar_constants(lam, k, beta), rng, unit, offset)
+
+
+_ScalarConstants = tuple[float, float, float, int, float, float]
+
+
+def _scalar_constants(lam: float, k: int, beta: float) -> _ScalarConstants:
+    """−λ, −1/β, T = 2^k, 64 − k, the cap c and β: what :func:`_one_signed_geometric_with` needs, computed once."""
+    return -lam, -1.0 / beta, math.ldexp(1.0, k), 64 - k, float(max(1, int(4.0 / beta))), beta
+
+
+def _one_signed_geometric_with(
+    constants: _ScalarConstants, rng: np.random.Generator, unit: float, offset: float
+) -> float:
+    """:func:`_one_signed_geometric` with its constants precomputed (a cached release plan passes them)."""
+    neg_lam, neg_inv_beta, block, shift, c, beta = constants
+    # Uniforms as the top 53 bits m of 64-bit words, U = m·2⁻⁵³ (rng.random()'s values, see double_source): then
+    # ⌊U·T⌋ = m >> (53 − k) = word >> (64 − k) exactly (T = 2^k, k ≤ 52), and 2U − 1 = m·2⁻⁵² − 1 with the same
+    # rounding as numpy's uniform(−1, 1).
+    word = double_source(rng)
     while True:
-        j = math.floor(random() * block)  # exactly uniform on {0, …, T − 1}, as in the vectorised sampler
-        w = random() * 2.0 - 1.0  # numpy's uniform(−1, 1), exact
-        bound = math.exp(j * -lam)
+        j = word() >> shift  # exactly uniform on {0, …, T − 1}, as in the vectorised sampler
+        w = (word() >> 11) * 2.0**-52 - 1.0  # numpy's uniform(−1, 1), exact
+        bound = math.exp(j * neg_lam)
         magnitude_w = abs(w)
         if not magnitude_w < bound:
             continue
-        stage = min(math.floor(math.log(magnitude_w / bound) * (-1.0 / beta)), c)  # the vectorised sampler's float ops
-        if stage == c:
-            stage += _one_geometric_block(beta, rng)  # β ≤ 1/2 here: _geometric_blocks(1, β, rng), in scalars
+        # G's stage ⌊−ln(v)/β⌋ capped at c, with the vectorised sampler's float operations. v = 0 (w = 0, chance
+        # 2⁻⁵³) is capped there (−ln 0 = inf), where math.log would raise.
+        v = magnitude_w / bound
+        stage = math.floor(math.log(v) * neg_inv_beta) if v > 0.0 else c
+        if stage >= c:
+            stage = c + _one_geometric_block(beta, rng)  # β ≤ 1/2 here: _geometric_blocks(1, β, rng), in scalars
         magnitude = stage * block + j
         if magnitude == 0 and w < 0:  # reject (negative, 0): 0 must not be counted twice
             continue
         noise = math.copysign(magnitude * unit if unit != 1.0 else magnitude, w)
-        return noise + _round_scalar_to_grid(offset, unit)
+        # offset on the grid, as _round_scalar_to_grid (inline: a call is a tenth of this function's time)
+        return noise + (float(round(offset * (1.0 / unit))) * unit if abs(offset) < 2.0**52 * unit else offset)
 
 
 def _round_scalar_to_grid(value: float, r: float) -> float:
@@ -279,24 +326,25 @@ def two_sided_geometric(shape: int | tuple[int, ...], lam: float, rng: np.random
 
 
 @functools.lru_cache(maxsize=256)
-def _stage_thresholds(beta: float) -> tuple[float, ...]:
-    # The very floats _geometric_blocks compares with (numpy's exp of the same array), as Python floats.
-    c = max(1, int(2.0 / beta))
-    thresholds: list[float] = np.exp(-beta * np.arange(1, c + 1, dtype=np.float64)).tolist()
-    return tuple(thresholds)
+def _stage_ascending(beta: float) -> tuple[float, ...]:
+    # The very floats _geometric_blocks compares with, as Python floats in ascending order (for bisect).
+    ascending: list[float] = _stage_tables(beta)[1].tolist()
+    return tuple(ascending)
 
 
-def _one_geometric_block(beta: float, rng: np.random.Generator) -> int:
-    """One draw of ``_geometric_blocks(1, beta, rng)`` for β ≤ 2: the same thresholds, uniforms and comparisons."""
-    thresholds = _stage_thresholds(beta)
-    c = len(thresholds)
-    random = rng.random
+def _one_geometric_block(beta: float, rng: np.random.Generator, word: Callable[[], int] | None = None) -> int:
+    """One draw of ``_geometric_blocks(1, beta, rng)`` for β ≤ 2: the same thresholds, uniforms and comparisons.
+
+    ``word``: the generator's :func:`~diffpriv_py._rng.double_source`, if the caller has it already.
+    """
+    ascending = _stage_ascending(beta)
+    c = len(ascending)
+    if word is None:
+        word = double_source(rng)
     blocks = 0
     while True:
-        u = random()  # the value rng.random(1) holds: the same stream
-        stage = 0
-        for t in thresholds:
-            stage += u < t
+        u = (word() >> 11) * 2.0**-53  # the value rng.random(1) holds: the same stream
+        stage = c - bisect.bisect_right(ascending, u)  # #{thresholds > u}, as _stages counts it
         blocks += stage
         if stage != c:  # a capped draw (G ≥ c) starts again and adds c (memorylessness)
             return blocks
@@ -315,10 +363,10 @@ def one_two_sided_geometric(lam: float, rng: np.random.Generator) -> int | None:
         raise ValueError(f"The geometric decay must be finite and > 0; got {lam!r}.")
     if not 0.25 < lam <= 2.0:  # _block gives T = 1 and β = λ exactly here; _geometric_blocks compares uniforms
         return None
-    random = rng.random
+    word = double_source(rng)  # uniforms as rng.random() gives them (see _one_signed_geometric_with)
     while True:
-        blocks = _one_geometric_block(lam, rng)
-        sign = random() - 0.5
+        blocks = _one_geometric_block(lam, rng, word)
+        sign = (word() >> 11) * 2.0**-53 - 0.5
         if blocks == 0 and sign < 0:  # sign is never −0.0: u − 0.5 is +0.0 at u = 0.5
             continue  # reject (negative, 0): 0 must not be counted twice
         return -blocks if sign < 0 else blocks
@@ -387,6 +435,15 @@ def _gaussian_tail(n: int, rho: float, k: int, rng: np.random.Generator) -> np.n
     accepted with probability exp(−D²/(2ρ²)) (by :func:`bernoulli`, exact for the float, however small) has
     exactly the tail law.
     """
+    if n <= _FEW_TAILS:  # a release's first batch below ~10⁴ values, or a scalar release's draw: in Python
+        return np.array(_few_gaussian_tails(n, rho, k, rng))
+    return _gaussian_tail_arrays(n, rho, k, rng)
+
+
+_FEW_TAILS = 32
+
+
+def _gaussian_tail_arrays(n: int, rho: float, k: int, rng: np.random.Generator) -> np.ndarray:
     beta = k / (rho * rho)
     out = np.empty(n)
     todo = np.arange(n)
@@ -395,6 +452,62 @@ def _gaussian_tail(n: int, rho: float, k: int, rng: np.random.Generator) -> np.n
         ok = bernoulli(np.exp(-(d * d) / (2 * rho * rho)), rng)
         out[todo[ok]] = k + d[ok]
         todo = todo[~ok]
+    return out
+
+
+def _few_gaussian_tails(n: int, rho: float, k: int, rng: np.random.Generator) -> list[float]:
+    """:func:`_gaussian_tail` of a few values, replayed in Python arithmetic: the same values from the same stream.
+
+    Round by round, as the array path: ``_geometric_blocks(t, β)`` (t uniforms compared with the same thresholds —
+    a binary search over them counts the same comparisons — then one more uniform per capped draw, batch by batch),
+    the acceptance probabilities (the same IEEE operations, and numpy's ``exp`` on an array of the same t values),
+    and :func:`bernoulli` (the same t uniforms, exponent test and batches of 64-bit words), the failures retried in
+    order. The tail is drawn once per release of a few hundred values or fewer (four draws at 10³ values), and by a
+    scalar release: a few µs instead of ~35 numpy calls.
+    """
+    beta = k / (rho * rho)
+    if beta > 2.0:  # G by Bernoulli trials (never for the block sampler, where ρ ≥ 16 and β ≈ 3/ρ): the array path
+        tails: list[float] = _gaussian_tail_arrays(n, rho, k, rng).tolist()
+        return tails
+    ascending = _stage_ascending(beta)
+    c = len(ascending)
+    two_rho2 = 2 * rho * rho
+    out = [0.0] * n
+    todo = list(range(n))
+    while todo:
+        # _geometric_blocks(t, β): stage = #{thresholds > u} = c − #{ascending ≤ u}
+        blocks = [c - bisect.bisect_right(ascending, u) for u in rng.random(len(todo)).tolist()]
+        active = [i for i, b in enumerate(blocks) if b == c]
+        while active:
+            stages = [c - bisect.bisect_right(ascending, u) for u in rng.random(len(active)).tolist()]
+            for i, stage in zip(active, stages, strict=True):
+                blocks[i] += stage
+            active = [i for i, stage in zip(active, stages, strict=True) if stage == c]
+        d = [float(b) for b in blocks]
+        p = np.exp(np.array([-(x * x) / two_rho2 for x in d])).tolist()
+        # bernoulli(p): Bernoulli(mant) with a uniform, then Bernoulli(2^e) as "the first −e random bits are zero"
+        ok, zeros_needed = [], []
+        for q, u in zip(p, rng.random(len(p)).tolist(), strict=True):
+            mant, e = math.frexp(q)
+            ok.append(q >= 1 or (u < mant and q > 0))
+            zeros_needed.append(0 if q >= 1 else -e)
+        pending = [i for i, (o, z) in enumerate(zip(ok, zeros_needed, strict=True)) if o and z > 0]
+        while pending:
+            words = _raw_bits(rng, len(pending)).tolist()
+            passed = []
+            for i, word in zip(pending, words, strict=True):
+                z = zeros_needed[i]
+                take = min(z, 64)
+                if word >> (64 - take) != 0:
+                    ok[i] = False
+                zeros_needed[i] = z - take
+                if ok[i] and z > 64:
+                    passed.append(i)
+            pending = passed
+        for j, i in enumerate(todo):
+            if ok[j]:
+                out[i] = k + d[j]
+        todo = [i for j, i in enumerate(todo) if not ok[j]]
     return out
 
 
@@ -460,11 +573,11 @@ def _draw_blocks(
 ) -> np.ndarray:
     """G·T for each 64-bit word (bit layout of :func:`_gaussian_alias_lookup`; bit 0 unused), tail included."""
     shifted, outcomes, k, bits = _gaussian_alias_lookup(rho, block)
-    slot2 = (words & np.uint64(((1 << bits) - 1) << 1)).view(np.int64)
+    slot2 = (words & _slot_mask(bits)).view(np.int64)
     keep = words < shifted.take(slot2)
     slot2 += keep
     g: np.ndarray = outcomes.take(slot2)
-    tail = np.flatnonzero(g == k * block)
+    tail = (g == k * block).nonzero()[0]  # 1-D: nonzero()[0] is flatnonzero without its µs of wrappers
     if tail.size:
         draws = _gaussian_tail(tail.size, rho, k, rng) if tails is None else tails.take(tail.size)
         g[tail] = draws * block
@@ -477,7 +590,23 @@ def _gaussian_blocks(n: int, rho: float, rng: np.random.Generator) -> np.ndarray
     One 64-bit word per draw: bits 1 … b pick the slot, the high 53 bits are the keep-or-alias coin (disjoint bits
     of a uniform word are independent and uniform); see :func:`_gaussian_alias_lookup`.
     """
-    return _draw_blocks(rng.bit_generator.random_raw(n), rho, 1.0, rng, None)
+    return _draw_blocks(random_words(rng, n), rho, 1.0, rng, None)
+
+
+@functools.lru_cache(maxsize=128)
+def _uint64(value: int) -> np.uint64:
+    # numpy scalars of the masks and shifts used on every call (building one costs ~0.2 µs); immutable, so shared.
+    result: np.uint64 = np.uint64(value)
+    return result
+
+
+def _slot_mask(bits: int) -> np.uint64:
+    """Bits 1 … b of a word: twice the alias slot (see :func:`_gaussian_alias_lookup`)."""
+    return _uint64(((1 << bits) - 1) << 1)
+
+
+def _low_mask(k: int) -> np.uint64:
+    return _uint64((1 << k) - 1)
 
 
 def _acceptance_bits(k: int) -> int:
@@ -501,13 +630,13 @@ def _gaussian_block_proposals(
     within 2^−(53+a) ≤ 2⁻⁶⁵ of p, closer than a plain 53-bit uniform. The sign is written into the IEEE sign bit, and
     (negative, 0) is rejected so that 0 is not counted twice.
     """
-    signs = rng.bit_generator.random_raw(m)
+    signs = random_words(rng, m)
     g = _draw_blocks(signs, rho, block, rng, tails)
-    words = rng.bit_generator.random_raw(m)
+    words = random_words(rng, m)
     a = _acceptance_bits(k)
     # R < 2^k ≤ 2⁵² and H < 2^a ≤ 2⁵²: the int64 views are the same integers, and compare exactly with doubles.
-    j = (words & np.uint64((1 << k) - 1)).view(np.int64).astype(np.float64)
-    words >>= np.uint64(64 - a)
+    j = (words & _low_mask(k)).view(np.int64).astype(np.float64)
+    words >>= _uint64(64 - a)
     lead = words.view(np.int64)
     y = g * 2.0
     y += j
@@ -516,17 +645,16 @@ def _gaussian_block_proposals(
     np.exp(y, out=y)
     y *= 2.0**a
     floor_y = np.floor(y)
-    rejected = np.flatnonzero(lead >= floor_y)
+    rejected = (lead >= floor_y).nonzero()[0]
     g += j
     signs <<= _SIGN_BIT
     g_bits = g.view(np.uint64)
     g_bits |= signs
-    tie = lead.take(rejected) == floor_y.take(rejected)
-    if tie.any():
-        ties = rejected[tie]
+    ties = rejected[lead.take(rejected) == floor_y.take(rejected)] if rejected.size else rejected
+    if ties.size:
         won = rng.random(ties.size) < y.take(ties) - floor_y.take(ties)  # y − ⌊y⌋ is exact
         rejected = np.setdiff1d(rejected, ties[won], assume_unique=True)
-    zeros = np.flatnonzero(g == 0)  # −0.0 == 0 too; rare (P(0) ≈ 1/(2.5σ))
+    zeros = (g == 0).nonzero()[0]  # −0.0 == 0 too; rare (P(0) ≈ 1/(2.5σ))
     if zeros.size:
         negative_zeros = zeros[np.signbit(g.take(zeros))]
         if negative_zeros.size:
@@ -568,28 +696,69 @@ def _discrete_gaussian_blocks(
     # P(G ≥ 3ρ) < 0.0028 and ≈ 1.03 proposals per value: a first batch of 0.003·size + 1 tail draws covers most
     # releases (the tail sampler's cost is mostly per call); the pool draws more if it runs out.
     tails = _GaussianTailPool(rho, math.ceil(3 * rho), rng, int(0.003 * size) + 1)
+    k = e - 1
+    if size < _GAUSSIAN_CHUNK:
+        # No full chunk: the first round of the refill below (one batch for all positions 0 … size − 1, accepted
+        # proposals handed out in order) without its position bookkeeping. The same proposals, the same accepted
+        # ones in the same order and the same float operations, so the same output; about ten numpy calls fewer,
+        # which is most of the cost of a release of a few values.
+        again, rejected = _gaussian_block_proposals(int(size / 0.95) + 32, rho, block, k, scale, rng, tails)
+        if rejected.size:
+            kept = np.ones(again.size, dtype=bool)  # np.delete's own method, without its argument handling
+            kept[rejected] = False
+            again = again[kept]
+        if again.size >= size:
+            again = again[:size]
+            again *= unit
+            if offset is not None:
+                again += _round_to_grid(offset, unit)
+            return again
+        out = np.empty(size)  # too few accepted (rare): the refill continues from the first unfilled position
+        out[: again.size] = again * unit
+        if offset is not None:
+            out[: again.size] += _round_to_grid(offset[: again.size], unit)
+        _refill(out, np.arange(again.size, size), rho, block, k, scale, rng, tails, unit, offset)
+        return out
     out = np.empty(size)
     pending = []
     full = size - size % _GAUSSIAN_CHUNK
     for start in range(0, full, _GAUSSIAN_CHUNK):  # full chunks: accepted in place, the rejected ones remembered
         stop = start + _GAUSSIAN_CHUNK
-        g, rejected = _gaussian_block_proposals(_GAUSSIAN_CHUNK, rho, block, e - 1, scale, rng, tails)
+        g, rejected = _gaussian_block_proposals(_GAUSSIAN_CHUNK, rho, block, k, scale, rng, tails)
         np.multiply(g, unit, out=out[start:stop])  # unit is a power of two: exact
         if offset is not None:
             out[start:stop] += _round_to_grid(offset[start:stop], unit)
         if rejected.size:
             pending.append(rejected + start)
     pending.append(np.arange(full, size))
-    # The rejected positions (≈ 3 %) of the whole release and the last partial chunk are filled together, in full
-    # chunks, from an oversampled batch of proposals whose accepted ones are handed out in order (they are i.i.d.):
-    # almost always one round, where per-chunk retry rounds would cost more in call overhead than the arithmetic.
-    todo = np.concatenate(pending)
+    _refill(out, np.concatenate(pending), rho, block, k, scale, rng, tails, unit, offset)
+    return out
+
+
+def _refill(
+    out: np.ndarray,
+    todo: np.ndarray,
+    rho: float,
+    block: float,
+    k: int,
+    scale: float,
+    rng: np.random.Generator,
+    tails: _GaussianTailPool,
+    unit: float,
+    offset: np.ndarray | None,
+) -> None:
+    """Fill the positions ``todo`` of ``out`` (in order) with accepted proposals of :func:`_discrete_gaussian_blocks`.
+
+    The rejected positions (≈ 3 %) of the whole release and the last partial chunk are filled together, in full
+    chunks, from an oversampled batch of proposals whose accepted ones are handed out in order (they are i.i.d.):
+    almost always one round, where per-chunk retry rounds would cost more in call overhead than the arithmetic.
+    """
     while todo.size:
         pending = []
         for start in range(0, todo.size, _GAUSSIAN_CHUNK):
             where = todo[start : start + _GAUSSIAN_CHUNK]
             m = int(where.size / 0.95) + 32
-            again, rejected = _gaussian_block_proposals(m, rho, block, e - 1, scale, rng, tails)
+            again, rejected = _gaussian_block_proposals(m, rho, block, k, scale, rng, tails)
             if rejected.size:
                 again = np.delete(again, rejected)
             again = again[: where.size]
@@ -600,7 +769,6 @@ def _discrete_gaussian_blocks(
             out[filled] = again
             pending.append(where[again.size :])
         todo = np.concatenate(pending)
-    return out
 
 
 def _one_discrete_gaussian_block(sigma: float, rng: np.random.Generator, unit: float, offset: float) -> float:
@@ -611,34 +779,58 @@ def _one_discrete_gaussian_block(sigma: float, rng: np.random.Generator, unit: f
     one proposal at a time (the draws are i.i.d., so the first accepted proposal has the law of any accepted one);
     the error bound and the (ε, δ) reserve are unchanged.
     """
-    _, e = math.frexp(sigma / _BLOCKS_PER_SIGMA)
-    block = math.ldexp(1.0, e - 1)
-    if not 1 <= e - 1 <= 52:
+    constants = _gaussian_scalar_constants(sigma)
+    if constants is None:
         return float(_discrete_gaussian_blocks(1, sigma, rng, unit=unit, offset=np.array([offset]))[0])  # it raises
-    k_bits = e - 1
-    a = _acceptance_bits(k_bits)
-    rho = sigma / block
-    scale = -0.5 / (sigma * sigma)
-    shifted, outcomes, k, bits = _gaussian_alias_lists(rho, block)
-    slot_mask = ((1 << bits) - 1) << 1
-    r_mask = (1 << k_bits) - 1
-    raw = rng.bit_generator.random_raw
+    shifted, outcomes, slot_mask, r_mask, lead_shift, scale, two_a, tail_g, rho, k, block = constants
+    raw = word_source(rng)  # 64-bit words, as random_words gives them to the vectorised sampler
     while True:
         first = raw()
         slot2 = first & slot_mask
         g = outcomes[slot2 + 1] if first < shifted[slot2] else outcomes[slot2]
-        if g == k * block:
-            g = float(_gaussian_tail(1, rho, k, rng)[0]) * block
+        if g == tail_g:
+            g = _few_gaussian_tails(1, rho, k, rng)[0] * block
         word = raw()
         j = float(word & r_mask)
-        lead = word >> (64 - a)
-        y = math.exp((g * 2.0 + j) * j * scale) * 2.0**a
+        lead = word >> lead_shift
+        y = math.exp((g * 2.0 + j) * j * scale) * two_a
         floor_y = math.floor(y)
         accept = lead < floor_y or (lead == floor_y and rng.random() < y - floor_y)
         g += j
         negative = first & 1
         if accept and not (g == 0 and negative):
             return (-g if negative else g) * unit + _round_scalar_to_grid(offset, unit)
+
+
+_GaussianConstants = tuple[list[int], list[float], int, int, int, float, float, float, float, int, float]
+
+
+@functools.lru_cache(maxsize=256)
+def _gaussian_scalar_constants(sigma: float) -> _GaussianConstants | None:
+    """What :func:`_one_discrete_gaussian_block` needs at this σ, computed once: the alias lists, the slot and offset
+    masks, the lead shift 64 − a, −1/(2σ²), 2^a, the tail outcome K·T, ρ, K and T; None outside 2²⁰ ≤ σ < 2⁵⁷."""
+    _, e = math.frexp(sigma / _BLOCKS_PER_SIGMA)
+    block = math.ldexp(1.0, e - 1)
+    if not 1 <= e - 1 <= 52:
+        return None
+    k_bits = e - 1
+    a = _acceptance_bits(k_bits)
+    rho = sigma / block
+    shifted, outcomes, k, bits = _gaussian_alias_lists(rho, block)
+    slot_mask = ((1 << bits) - 1) << 1
+    return (
+        shifted,
+        outcomes,
+        slot_mask,
+        (1 << k_bits) - 1,
+        64 - a,
+        -0.5 / (sigma * sigma),
+        2.0**a,
+        k * block,
+        rho,
+        k,
+        block,
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -698,7 +890,7 @@ def grid_step(scale: float) -> float:
 
 def _round_to_grid(values: np.ndarray, r: float) -> np.ndarray:
     # Scaling by the power of two 1/r is exact; |v/r| < 2^52 makes rint exact and v/r an integer-valued float.
-    if values.size and max(-float(values.min()), float(values.max())) < 2.0**52 * r:
+    if values.size and _magnitude_below(values, 2.0**52 * r):
         rounded = np.multiply(values, 1.0 / r)
         np.rint(rounded, out=rounded)
         rounded *= r
@@ -707,6 +899,14 @@ def _round_to_grid(values: np.ndarray, r: float) -> np.ndarray:
     # |v| >= 2^52·r means v's ulp is >= r, so v is already on the grid (and v/r might not fit an integer).
     big = np.abs(values) >= 2.0**52 * r
     return np.where(big, values, np.rint(np.where(big, 0.0, values) / r) * r)
+
+
+def _magnitude_below(values: np.ndarray, limit: float) -> bool:
+    """Whether every |v| < ``limit`` (``values`` not empty), with the ufuncs' reductions called directly: their
+    array-method wrappers cost about a µs per call, much of a small release."""
+    if values.size <= 4096:  # one reduction over a small temporary of |v|
+        return bool(np.maximum.reduce(np.abs(values), axis=None) < limit)
+    return bool(-limit < np.minimum.reduce(values, axis=None) and np.maximum.reduce(values, axis=None) < limit)
 
 
 def laplace_epsilon_reserve(epsilon: float, dims: int) -> float:
@@ -763,25 +963,15 @@ def grid_laplace(
 
 
 @functools.lru_cache(maxsize=1024)
-def _laplace_scalar_plan(sensitivity: float, epsilon: float) -> tuple[float, int, float, float] | None:
+def _laplace_scalar_plan(sensitivity: float, epsilon: float) -> tuple[_ScalarConstants, float] | None:
+    """The scalar path of :func:`grid_laplace` for one value (``dims`` = 1): the constants of the call it makes to
+    :func:`_one_signed_geometric` and the grid r, cached per (Δ, ε); None if it has no scalar path. Calling
+    ``_one_signed_geometric_with(constants, rng, r, value)`` then gives the same float from the same stream as
+    ``grid_laplace`` gives for an array of one value."""
     r, eps_c, rounded_sensitivity = _laplace_grid(sensitivity, epsilon, 1)
     lam = r * eps_c / rounded_sensitivity
     k, beta = _block(lam)
-    return (lam, k, beta, r) if 0 < k <= 52 else None
-
-
-def grid_laplace_scalar(value: float, sensitivity: float, epsilon: float, rng: np.random.Generator) -> float | None:
-    """:func:`grid_laplace` of one value (``dims`` = 1) as a float, without the array wrapping; None if it has no
-    scalar path (then call :func:`grid_laplace`).
-
-    The same calibration (cached per (Δ, ε)) and the same call of :func:`_one_signed_geometric` as
-    :func:`grid_laplace` makes for an array of one value, so the output is the same float from the same stream.
-    """
-    plan = _laplace_scalar_plan(sensitivity, epsilon)
-    if plan is None:
-        return None
-    lam, k, beta, r = plan
-    return _one_signed_geometric(lam, k, beta, rng, r, value)
+    return (_scalar_constants(lam, k, beta), r) if 0 < k <= 52 else None
 
 
 def gaussian_grid_calibration(
@@ -813,6 +1003,16 @@ def gaussian_grid_calibration(
     r = grid_step(nominal)
     sigma = sigma_for(eps_c, delta_c, _grid_rounding(sensitivity, r, dims, "l2"))
     return r, sigma
+
+
+def grid_gaussian_scalar(value: float, r: float, sigma: float, rng: np.random.Generator) -> float | None:
+    """:func:`grid_gaussian` of one value as a float, without the array wrapping; None if it has no scalar path (then
+    call :func:`grid_gaussian`). The same call of :func:`_one_discrete_gaussian_block`, so the same float from the
+    same stream."""
+    sigma_grid = sigma / r
+    if sigma_grid >= 2.0**20:
+        return _one_discrete_gaussian_block(sigma_grid, rng, r, value)
+    return None
 
 
 def grid_gaussian(values: np.ndarray, r: float, sigma: float, rng: np.random.Generator) -> np.ndarray:

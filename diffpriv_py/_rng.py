@@ -7,6 +7,7 @@ import numbers
 import os
 import secrets
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -45,9 +46,56 @@ if hasattr(os, "register_at_fork"):
 def _new_secure_generator() -> np.random.Generator:
     from randomgen import AESCounter  # imported on first use: it costs about 100 ms, and seeded runs never need it
 
+    _RAW64.add(AESCounter)
     # randomgen's stubs derive its bit generators from its own BitGenerator stub, not numpy's; at run time
     # AESCounter is a numpy.random.BitGenerator.
     return np.random.Generator(AESCounter(secrets.randbits(256)))  # pyright: ignore[reportArgumentType]
+
+
+_RAW64: set[type] = {np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64}
+"""Bit generators whose raw output is one uniform 64-bit word, from which numpy builds both its doubles,
+``random()`` = (w >> 11)·2⁻⁵³, and its full-range integers, ``integers(0, 2**64, dtype=uint64)`` = w (randomgen's
+AESCounter joins once the secure generator is first built). Not MT19937: its raw output is a 32-bit word."""
+
+
+def random_words(rng: np.random.Generator, size: int) -> npt.NDArray[np.uint64]:
+    """``size`` independent uniform 64-bit words: ``rng.integers(0, 2**64, size, dtype=uint64)``.
+
+    For the bit generators in ``_RAW64`` that is the raw output itself, read without the bounded-integer machinery;
+    any other (e.g. MT19937, whose ``random_raw`` gives 32-bit words) goes through ``integers``. The words are the
+    same either way, so a seed gives the same stream whichever path is taken.
+    """
+    bit_generator = rng.bit_generator
+    if type(bit_generator) in _RAW64:
+        words: npt.NDArray[np.uint64] = bit_generator.random_raw(size)
+        return words
+    return rng.integers(0, 2**64, size=size, dtype=np.uint64)
+
+
+def word_source(rng: np.random.Generator) -> Callable[[], int]:
+    """A function drawing one uniform 64-bit word at a time, as a Python int: :func:`random_words` one by one."""
+    bit_generator = rng.bit_generator
+    if type(bit_generator) in _RAW64:
+        raw: Callable[[], int] = bit_generator.random_raw
+        return raw
+    integers = rng.integers
+    return lambda: int(integers(0, 2**64, dtype=np.uint64))
+
+
+def double_source(rng: np.random.Generator) -> Callable[[], int]:
+    """A function drawing 64-bit words whose top 53 bits are the integers 2⁵³·U of successive ``rng.random()`` draws.
+
+    A scalar sampler that reads its uniforms from these words gets, draw for draw, the very uniforms ``random()``
+    would give (same stream, same values; it may interleave the two). For the bit generators in ``_RAW64`` this is
+    the raw output, which costs about half as much as ``random()`` (no dtype handling); for others (whose doubles
+    are built differently, e.g. MT19937 from two 32-bit words) it is made from ``random()`` itself.
+    """
+    bit_generator = rng.bit_generator
+    if type(bit_generator) in _RAW64:
+        raw: Callable[[], int] = bit_generator.random_raw
+        return raw
+    random = rng.random
+    return lambda: int(random() * 2.0**53) << 11
 
 
 def secure_generator() -> np.random.Generator:
@@ -121,8 +169,11 @@ def _pcg64_state(seed: int) -> np.ndarray:
     return state
 
 
+_Generator, _PCG64 = np.random.Generator, np.random.PCG64  # module attributes read once (µs count in releases)
+
+
 def _seeded_generator(seed: int) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(_SeededState(seed)))  # type: ignore[arg-type]
+    return _Generator(_PCG64(_SeededState(seed)))  # type: ignore[arg-type]
 
 
 def as_generator(rng: RNGLike) -> np.random.Generator:
@@ -141,7 +192,7 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
     """
     if rng is None:
         return secure_generator()
-    if type(rng) is np.random.Generator:
+    if type(rng) is _Generator:
         return rng
     if type(rng) is int and rng >= 0:  # the common seeded case, checked without the slower ABC test below
         return _seeded_generator(rng)

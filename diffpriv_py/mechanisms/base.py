@@ -168,7 +168,8 @@ class DPMech(abc.ABC):
         # nothing is charged if it fails; the accountant is charged next; only then is the private data read.
         params = self.check_privacy_params(privacy_params)
         generator = as_generator(rng)
-        accountant = check_accountant(accountant)
+        if accountant is not None:
+            accountant = check_accountant(accountant)
         data = self.check_dataset(X)
         guarantee = self.privacy_guarantee(params)
         if accountant is not None:
@@ -179,7 +180,8 @@ class DPMech(abc.ABC):
             if accountant is not None:
                 charged_note(exc, guarantee)
             raise
-        return Response(response=value, privacy_params=guarantee, mechanism=self, sensitivity=self.sensitivity)
+        # Positional: attrs' __init__ is called a few hundred ns faster without keywords (µs count in small releases).
+        return Response(value, guarantee, self, self.sensitivity)
 
     def check_dataset(self, X: Any) -> Any:
         """Check what is public about dataset ``X`` before any budget is charged; return the dataset to release on.
@@ -190,7 +192,8 @@ class DPMech(abc.ABC):
         sensitivity says nothing about it). Subclasses add their own public checks in ``_check_dataset``; what
         depends on the values themselves (NaN, the target's output) is checked after the charge.
         """
-        refuse_masked(X, owner=type(self).__name__)
+        if type(X) is not np.ndarray:  # a plain array is not masked: the common case, without building the owner name
+            refuse_masked(X, owner=type(self).__name__)
         if self.sampled_n is not None:
             size = _n_records_or_none(X)
             if size is not None and size != self.sampled_n:
@@ -339,7 +342,15 @@ class NumericMech(DPMech):
         return result
 
     def _evaluate(self, output: Any) -> np.ndarray:
-        values = np.asarray(output)
+        kind = type(output)
+        if kind is float or kind is np.float64:
+            # The common scalar target (a mean, a sum): a 0-d float64 array, its checks in scalar arithmetic; the
+            # general checks below run only to raise the right error.
+            values = np.array(output)
+            if (self.dims is None or self.dims == 1) and math.isfinite(output):
+                return values
+        else:
+            values = np.asarray(output)
         if values.dtype.kind not in "biuf":
             raise TargetOutputError(
                 f"Non-private target output non-numeric: {type(self).__name__} needs a number or numeric array, "

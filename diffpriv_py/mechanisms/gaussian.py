@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import numpy as np
@@ -154,6 +154,22 @@ class Gaussian(NumericMech):
 
     def _noise(self, shape: tuple[int, ...], privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
         return rng.normal(0.0, self.noise_scale(privacy_params), size=shape)
+
+    def _release(self, value: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> Any:
+        # One safe value: the scalar sampler directly, with the calibration _perturb uses for a stack of one (d = 1)
+        # and the same draw from the same stream, without wrapping the value in arrays; µs count in small releases.
+        if (
+            value.ndim == 0
+            and self.noise == "safe"
+            and self.sensitivity > 0
+            and type(self)._sigma_for is Gaussian._sigma_for
+        ):
+            eps, delta = privacy_params.epsilon, privacy_params.delta
+            r, sigma = _grid_calibration(self.calibration, self.sensitivity, eps, delta, 1)
+            noisy = _noise.grid_gaussian_scalar(value.item(), r, sigma, rng)
+            if noisy is not None:
+                return noisy
+        return super()._release(value, privacy_params, rng)
 
     def _perturb(self, values: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
         if self.sensitivity == 0:

@@ -88,9 +88,10 @@ class Laplace(NumericMech):
         # One safe value: the scalar sampler directly (the same draw _perturb makes for a stack of one, from the
         # same stream), without wrapping the value in arrays; µs count in small releases.
         if value.ndim == 0 and self.noise == "safe" and self.sensitivity > 0:
-            noisy = _noise.grid_laplace_scalar(value.item(), self.sensitivity, privacy_params.epsilon, rng)
-            if noisy is not None:
-                return noisy
+            # The cached plan of the scalar path (None: there is none), then the draw
+            plan = _noise._laplace_scalar_plan(self.sensitivity, privacy_params.epsilon)
+            if plan is not None:
+                return _noise._one_signed_geometric_with(plan[0], rng, plan[1], value.item())
         return super()._release(value, privacy_params, rng)
 
     def _perturb(self, values: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:

@@ -57,6 +57,8 @@ _OMIT_L2 = {1: math.sqrt(1.25), 2: math.sqrt(1.3125)}
 SMALL = 32
 """Pooled statistics of at most this many values are computed in Python arithmetic (same bits, less overhead)."""
 _ROUNDER = 1.5 * 2.0**52  # see ClippedStatistic._small
+# numpy's float64 descriptor: native float64 arrays carry this very object (others take the as_data path, same result)
+_FLOAT64 = np.dtype(np.float64)
 
 
 @attrs.frozen(eq=False)
@@ -116,7 +118,7 @@ class ClippedStatistic:
 
     def __call__(self, data: Any) -> np.ndarray | np.floating:
         if self.statistic == "count":
-            if is_out_of_core(data):
+            if type(data) is not np.ndarray and is_out_of_core(data):
                 if self.axis == 1:
                     raise ValueError(_AXIS1_OUT_OF_CORE.format(who=self.who))
                 result: np.ndarray | np.floating[Any] = map_reduce(
@@ -133,12 +135,12 @@ class ClippedStatistic:
         else:
             x = (
                 data
-                if type(data) is np.ndarray and data.dtype == np.float64 and 0 < data.ndim <= 2 and data.size
+                if type(data) is np.ndarray and data.dtype is _FLOAT64 and 0 < data.ndim <= 2 and data.size
                 else None
             )
             if x is None:
                 x = as_data(data, who=self.who)
-            grid, small = self._grid(_width(x))
+            grid, small = self._grid(1 if x.ndim == 1 else x.shape[1])  # _width(x), inline
             if (
                 small is not None
                 and x.size <= SMALL
@@ -160,13 +162,16 @@ class ClippedStatistic:
         10-value array cost more than the whole noisy release.
         """
         origin, scale, low, high = grid
+        values = x.tolist() if x.ndim == 1 else x.ravel().tolist()
         # Round half to even as float arithmetic: for |c| ≤ 2^51, c + 1.5·2^52 lies in [2^52, 2^53), where the
         # doubles are exactly the integers, so IEEE addition rounds c to the nearest integer, ties to even (as
         # round() and rint do), and subtracting 1.5·2^52 is exact. _grid keeps |low|, |high| ≤ 2^52/SMALL, so
         # the indices and their sum are integers below 2^52, all exact in float64. A NaN value stays NaN through
         # the comparisons (both false) and makes the sum NaN: one test instead of one per value.
-        us = [(v - origin) * scale for v in x.ravel().tolist()]
-        ks = [((low if u < low else (high if u > high else u)) + _ROUNDER) - _ROUNDER for u in us]
+        ks = [
+            ((low if (u := (v - origin) * scale) < low else (high if u > high else u)) + _ROUNDER) - _ROUNDER
+            for v in values
+        ]
         total = builtins.sum(ks)
         if total != total:
             return None  # NaN: the array path gives the nan_policy's error
@@ -334,8 +339,12 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
 
 
 def _scalar_clip(shift: float, scale: float, low: float, high: float) -> Callable[[float], float]:
-    """``np.clip(shift + v·scale, low, high)`` on a Python float: the same IEEE operations (clip is min∘max)."""
-    return lambda v: min(max(shift + v * scale, low), high)
+    """``np.clip(shift + v·scale, low, high)`` on a Python float: the same IEEE operations (clip is min∘max).
+
+    Conditional expressions give what ``min(max(u, low), high)`` gives (the same comparisons, the same operand on
+    ties), without two builtin calls.
+    """
+    return lambda v: low if (u := shift + v * scale) < low else (high if u > high else u)
 
 
 def _scalar_variance(cap: float, scale: float) -> Callable[[float], float]:
@@ -490,16 +499,26 @@ def _run(
     keepdims: Any = False,
     dtype: Any = None,
 ) -> Any:
-    nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
-    mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
-    check_params(privacy_params, mechanism, who=who)
-    full_response = check_bool(full_response, "full_response", who=who)
-    keepdims = check_bool(keepdims, "keepdims", who=who)
+    # The common arguments (exact option strings, True/False, a float64 array, axis=None) are accepted inline: these
+    # checks are most of a small release's argument handling, and each check function returns such values unchanged.
+    if type(nan_policy) is not str or nan_policy not in NAN_POLICIES:
+        nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
+    if type(mechanism) is not str or mechanism not in MECHANISMS:
+        mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
+    if mechanism != "laplace" or not isinstance(privacy_params, Eps):  # Laplace takes any Eps (check_params' rule)
+        check_params(privacy_params, mechanism, who=who)
+    if full_response is not False and full_response is not True:
+        full_response = check_bool(full_response, "full_response", who=who)
+    if keepdims is not False and keepdims is not True:
+        keepdims = check_bool(keepdims, "keepdims", who=who)
     out_dtype = None if dtype is None else _check_dtype(dtype, who)
     out_of_core = type(x) is not np.ndarray and is_out_of_core(x)
-    # Out-of-core data (dask, Chunks): the first block gives the layout and dtype, one cheap pass the public n.
-    data = as_data(first_block(x) if out_of_core else x, who=who, allow_bool=statistic == "count")
-    ax = check_axis(axis, data.ndim, who=who)
+    if type(x) is np.ndarray and x.dtype is _FLOAT64 and 0 < x.ndim <= 2 and x.size:  # what as_data accepts as is
+        data = x
+    else:
+        # Out-of-core data (dask, Chunks): the first block gives the layout and dtype, one cheap pass the public n.
+        data = as_data(first_block(x) if out_of_core else x, who=who, allow_bool=statistic == "count")
+    ax = None if axis is None else check_axis(axis, data.ndim, who=who)
     if out_of_core and ax == 1:
         raise ValueError(_AXIS1_OUT_OF_CORE.format(who=who))
     two_d = data.ndim == 2
@@ -511,7 +530,7 @@ def _run(
         pair = scalar_bounds(bounds)
         if pair is None:
             arrays = check_bounds(bounds, d if two_d else None, who=who)
-    if statistic in ("var", "std") or policy == "omit":
+    if (statistic in ("var", "std") or policy == "omit") and (type(ddof) is not int or ddof != 0):  # 0 < n: valid
         ddof = check_ddof(ddof, n if ax == 0 else (d if ax == 1 else n * d), who=who)
     if arrays is None:
         # Everything a plan depends on is public and hashable here, so repeated releases reuse one plan and its
