@@ -269,8 +269,11 @@ def _clipped_sum_into(
     clip_norm: float,
     out_w: Sequence[np.ndarray],
     out_b: Sequence[np.ndarray],
+    *,
+    fast_squares: float = FAST_SQUARES,
 ) -> np.ndarray:
-    """:func:`clipped_gradient_sum` written into ``out_w``/``out_b``; returns the norms. ``x_squares`` is ‖xᵢ‖².
+    """:func:`clipped_gradient_sum` written into ``out_w``/``out_b``; returns the norms. ``x_squares`` is ‖xᵢ‖²;
+    an example takes the fast path when each of its sums of squares is at most ``fast_squares``.
 
     Call under ``np.errstate(over="ignore", invalid="ignore", under="ignore")``: an overflow is detected, not raised.
     """
@@ -297,7 +300,7 @@ def _clipped_sum_into(
         np.einsum("ij,ij->i", deltas[layer], deltas[layer], out=squares[layers + layer])
     # The path is chosen per example, from its own sums of squares only, so that an example's contribution never
     # depends on the other examples of the sample (the replace-one sensitivity counts on it).
-    safe = np.flatnonzero(~(squares.max(axis=0, initial=0.0) <= FAST_SQUARES))  # NaN is not ≤: safe path
+    safe = np.flatnonzero(~(squares.max(axis=0, initial=0.0) <= fast_squares))  # NaN is not ≤: safe path
     factors = squares[:layers]
     factors += 1.0
     norms: np.ndarray = np.sqrt(np.einsum("lb,lb->b", squares[layers:], factors))
@@ -364,41 +367,14 @@ def _safe_clipped_sum(
     activation: str,
     clip_norm: float,
 ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
-    """:func:`clipped_gradient_sum` with the safe path for every example (the reference the tests compare with)."""
+    """:func:`clipped_gradient_sum` with every example on the safe path (the reference tests and benchmarks use)."""
+    out_w = [np.empty_like(w) for w in weights]
+    out_b = [np.empty_like(b) for b in biases]
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        acts = [X]
-        pre = []
-        for w, b in zip(weights[:-1], biases[:-1], strict=True):
-            z = acts[-1] @ w + b
-            pre.append(z)
-            acts.append(_activate(z, activation))
-        delta = _softmax(acts[-1] @ weights[-1] + biases[-1])
-        delta[np.arange(X.shape[0]), codes] -= 1.0
-        deltas = [delta]
-        for layer in range(len(weights) - 1, 0, -1):
-            back = deltas[0] @ weights[layer].T
-            if activation == "relu":
-                back *= pre[layer - 1] > 0
-            else:
-                back *= 1.0 - acts[layer] ** 2
-            deltas.insert(0, back)
-        norms = _safe_norms(acts, deltas)
-        ok = np.isfinite(norms) & (norms <= math.ldexp(clip_norm, HUGE_NORM_BITS))
-        scale = np.where(ok, np.minimum(1.0, clip_norm / np.where(ok, np.maximum(norms, 1e-300), 1.0)), 0.0)
-        if not np.all(ok):
-            # Zero the whole example (inputs and deltas), so that no inf or NaN reaches the products.
-            keep = ok[:, None]
-            acts = [np.where(keep, a, 0.0) for a in acts]
-            deltas = [np.where(keep, d, 0.0) for d in deltas]
-            norms = np.where(ok, norms, np.inf)
-        grad_w, grad_b = [], []
-        for a, d in zip(acts, deltas, strict=True):
-            # a ⊗ (δ·s) as (a·2⁻ᵉ) ⊗ (δ·2ᵉ·s) with 2ᵉ⁻¹ ≤ max|a| < 2ᵉ: the power-of-two shifts are exact, and the
-            # right factor (≤ 2C per entry) cannot underflow while the left one is huge (see Notes).
-            _, e = np.frexp(np.max(np.abs(a), axis=1) if a.shape[1] else np.zeros(a.shape[0]))
-            grad_w.append(np.ldexp(a, -e[:, None]).T @ (np.ldexp(d, e[:, None]) * scale[:, None]))
-            grad_b.append(scale @ d)
-    return grad_w, grad_b, norms
+        norms = _clipped_sum_into(
+            X, _squared_rows(X), codes, weights, biases, activation, clip_norm, out_w, out_b, fast_squares=-1.0
+        )
+    return out_w, out_b, norms
 
 
 def sum_sensitivity(clip_norm: float, n: int) -> float:
