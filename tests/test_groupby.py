@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
-import attrs
 import numpy as np
 import pytest
 from scipy import stats as sps
 
 pd = pytest.importorskip("pandas")  # a group-by releases a pandas DataFrame
 
+from group_audit import Flattened as _Flattened  # noqa: E402
+
 import diffpriv_py as dp  # noqa: E402
 import diffpriv_py.pandas  # noqa: E402  (registers the accessor)
 from diffpriv_py import _contribution  # noqa: E402
 from diffpriv_py._contribution import bound_contributions  # noqa: E402
-from diffpriv_py.mechanisms.base import DPMech  # noqa: E402
 from diffpriv_py.stats._groupby import GroupBy  # noqa: E402
 from diffpriv_py.testing import audit  # noqa: E402
 
@@ -246,35 +245,6 @@ def test_nan_values_are_refused_after_the_charge_with_a_note():
 
 
 # ---- audits on neighbouring tables ----------------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class _Flattened(DPMech):
-    """Audit adapter: the group-by's values over a fixed list of labels, −1000 for a group not released."""
-
-    inner: GroupBy
-    labels: tuple[str, ...]
-    target: Any = attrs.field(default=lambda data: data)
-    sensitivity: float = 1.0
-
-    def _check_dataset(self, X):
-        return self.inner._check_dataset(X)
-
-    def _evaluate(self, output):
-        return self.inner._evaluate(output)
-
-    def _norm(self, a, b):
-        raise NotImplementedError
-
-    def _release(self, value, params, rng):
-        res = self.inner._release(value, params, rng)
-        stats = list(res.values)
-        out = np.full((len(self.labels), len(stats)), -1000.0)
-        pos = {k: i for i, k in enumerate(res.keys.tolist())}
-        for j, lab in enumerate(self.labels):
-            if lab in pos:
-                out[j] = [res.values[s][pos[lab]] for s in stats]
-        return out.ravel()
 
 
 def _people(groups_rows: dict[str, list[int]]) -> tuple[np.ndarray, None, np.ndarray]:

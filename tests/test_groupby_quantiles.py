@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
 import numpy as np
 import pytest
 from scipy import stats as sps
 
 pd = pytest.importorskip("pandas")  # a group-by releases a pandas DataFrame
 
+from group_audit import Flattened as _Flattened  # noqa: E402
+
 import diffpriv_py as dp  # noqa: E402
-from diffpriv_py.mechanisms.base import DPMech  # noqa: E402
 from diffpriv_py.stats import _groupby, _quantile  # noqa: E402
 from diffpriv_py.stats._groupby import GroupBy  # noqa: E402
 from diffpriv_py.stats._quantile import (  # noqa: E402
@@ -242,34 +242,6 @@ def test_dask_quantile_inputs_are_checked_before_the_budget_is_charged():
 
 
 # ---- audits on neighbouring tables ----------------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class _Flattened(DPMech):
-    """Audit adapter: count and median over a fixed list of labels, −1000 for a group not released."""
-
-    inner: GroupBy
-    labels: tuple[str, ...]
-    target: Any = attrs.field(default=lambda data: data)
-    sensitivity: float = 1.0
-
-    def _check_dataset(self, X):
-        return self.inner._check_dataset(X)
-
-    def _evaluate(self, output):
-        return self.inner._evaluate(output)
-
-    def _norm(self, a, b):
-        raise NotImplementedError
-
-    def _release(self, value, params, rng):
-        res = self.inner._release(value, params, rng)
-        out = np.full((len(self.labels), 2), -1000.0)
-        pos = {k: i for i, k in enumerate(res.keys.tolist())}
-        for j, label in enumerate(self.labels):
-            if label in pos:
-                out[j] = res.values["count"][pos[label]], res.values["q0.5"][pos[label]]
-        return out.ravel()
 
 
 def _median_of_groups(labels: tuple[str, ...], **kwargs: Any) -> _Flattened:

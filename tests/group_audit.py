@@ -1,0 +1,40 @@
+"""An audit adapter shared by the group-by test modules: a group-by release as one flat vector over fixed labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from diffpriv_py.mechanisms.base import DPMech
+from diffpriv_py.stats._groupby import GroupBy
+
+
+@attrs.frozen(kw_only=True)
+class Flattened(DPMech):
+    """Audit adapter: the group-by's values over a fixed list of labels, −1000 for a group not released."""
+
+    inner: GroupBy
+    labels: tuple[str, ...]
+    target: Any = attrs.field(default=lambda data: data)
+    sensitivity: float = 1.0
+
+    def _check_dataset(self, X):
+        return self.inner._check_dataset(X)
+
+    def _evaluate(self, output):
+        return self.inner._evaluate(output)
+
+    def _norm(self, a, b):
+        raise NotImplementedError
+
+    def _release(self, value, params, rng):
+        res = self.inner._release(value, params, rng)
+        stats = list(res.values)
+        out = np.full((len(self.labels), len(stats)), -1000.0)
+        pos = {k: i for i, k in enumerate(res.keys.tolist())}
+        for j, lab in enumerate(self.labels):
+            if lab in pos:
+                out[j] = [res.values[s][pos[lab]] for s in stats]
+        return out.ravel()
