@@ -11,6 +11,7 @@ import functools
 import math
 import numbers
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import attrs
@@ -166,9 +167,11 @@ def build_problem(
 ) -> ERMProblem:
     """Clip rows of ``X`` to ``data_norm``, rescale into the unit ball, append the intercept constant, code ``y``.
 
-    Rows become z = x/R (clipped), or z = [√(1 − b²)·x/R, b] with b = ``intercept_scaling`` when ``fit_intercept``;
-    either way ‖z‖₂ ≤ 1. Norms are computed without overflow (``_fixed_point.clip_rows``), so a finite row of any
-    magnitude is projected onto the sphere along its own direction, never turned into NaN or 0.
+    Rows become z = x/R (clipped), or z = [a·x/R, b] with b = ``intercept_scaling`` and a ≈ √(1 − b²) when
+    ``fit_intercept``; either way the floats of every row have exact norm ‖z‖₂ ≤ 1, as the solver's certificate and
+    the sensitivity need: :func:`~diffpriv_py._fixed_point.clip_rows` proves ‖a·x/R‖ ≤ a for the floats it returns,
+    and a is the largest float with a² + b² ≤ 1 in exact rational arithmetic. Norms are computed without overflow,
+    so a finite row of any magnitude is projected onto the sphere along its own direction, never NaN or 0.
     """
     # The public checks run again here because the sensitivity sampler calls the target directly.
     X, y = check_supervised(data, classes, owner="A supervised estimator")
@@ -188,16 +191,32 @@ def build_problem(
             "possible label."
         )
     Z = np.empty((X.shape[0], X.shape[1] + int(fit_intercept)))
-    feature_scale = 1.0 / data_norm
-    intercept_scale = 0.0
+    intercept_scale = intercept_scaling if fit_intercept else 0.0
     if fit_intercept:
-        # ‖[a·x/R, b]‖² ≤ a² + b² = 1 with a = √(1 − b²): the augmented row stays inside the unit ball.
-        feature_scale *= math.sqrt(1.0 - intercept_scaling**2)
-        intercept_scale = intercept_scaling
         Z[:, -1] = intercept_scaling
-    # x·R/max(‖x‖, R), times a/R: unchanged (then scaled) inside the ball, projected onto the sphere outside.
+    # ‖[a·x/R, b]‖² ≤ a² + b² ≤ 1: the features get the largest float a with a² + b² ≤ 1 *exactly* (a = 1 without
+    # the intercept), and clip_rows proves its rows' norms ≤ (a/R)·R for the floats it returns.
+    feature_norm = _feature_norm(intercept_scale)
+    feature_scale = _largest_factor(feature_norm, data_norm)
     Z[:, : X.shape[1]] = clip_rows(X, data_norm, feature_scale)
     return ERMProblem(Z=Z, codes=codes, classes=labels, feature_scale=feature_scale, intercept_scale=intercept_scale)
+
+
+def _feature_norm(intercept: float) -> float:
+    """The largest float a with a² + b² ≤ 1 in exact rational arithmetic (b = ``intercept``; 1 when b = 0)."""
+    room = 1 - Fraction(intercept) ** 2  # exact: 1 − b² in floats cancels badly for b near 1
+    a = math.sqrt(float(room))  # two correct roundings: within an ulp or two of √(1 − b²)
+    while Fraction(a) ** 2 > room:
+        a = math.nextafter(a, 0.0)
+    return a
+
+
+def _largest_factor(norm: float, data_norm: float) -> float:
+    """The largest float f with f·R ≤ ``norm`` in exact rational arithmetic (R = ``data_norm``)."""
+    f = norm / data_norm
+    while Fraction(f) * Fraction(data_norm) > Fraction(norm):
+        f = math.nextafter(f, 0.0)
+    return f
 
 
 # ---- constructor-argument converters ----------------------------------------------------------------------------
