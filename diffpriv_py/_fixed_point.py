@@ -23,6 +23,7 @@ to float64 (one correctly rounded operation per output), covered by :func:`round
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 from typing import Any
 
@@ -389,7 +390,7 @@ def clip_rows(X: np.ndarray, bound: float, scale: float = 1.0) -> np.ndarray:
     unit = clip_rows_to_norm(np.asarray(X, dtype=np.float64), bound)
     target = Fraction(scale) * Fraction(bound)
     slack = 1 + 2 * Fraction(UNIT_ROUNDOFF)
-    k = float(min(target / slack, Fraction(np.finfo(np.float64).max)))
+    k = float(min(target / slack, Fraction(sys.float_info.max)))
     while Fraction(k) * slack > target:  # float() rounds to nearest: step down until the exact check holds
         k = math.nextafter(k, 0.0)
     result: np.ndarray = unit * k
