@@ -115,6 +115,19 @@ def _adversarial_problems():
     cases.append(("sphere-noisy", far, s, _erm.LOGISTIC, 1e-5, _erm.sample_gamma_ball(d, 2 / 0.01, rng) / n))
     tiny = clip_rows(rng.normal(size=(n, d)) * 1e-300, 1.0, 1.0)  # rows near 0
     cases.append(("tiny-rows", tiny, s, _erm.LOGISTIC, 1e-6, _erm.sample_gamma_ball(d, 2.0, rng) / n))
+    hard = np.random.default_rng(3)
+    hard.normal(size=(200, 5))
+    X_hard = hard.normal(size=(5000, 30))  # measured: Newton needs > 200 steps here (sharp Huber, Λ = 1e-6)
+    cases.append(
+        (
+            "separable-sharp-huber-hard",
+            clip_rows(X_hard, 4.0, 0.25),
+            np.where(X_hard[:, 0] > 0, 1.0, -1.0),
+            _erm.huber_loss(0.01),
+            1e-6,
+            np.zeros(30),
+        )
+    )
     flipped = np.where(rng.random(n) < 0.5, s, -s)  # pure label noise
     cases.append(("label-noise", Z, flipped, _erm.HUBER, 1e-6, _erm.sample_gamma_ball(d, 2 / 0.1, rng) / n))
     return cases
