@@ -7,6 +7,12 @@ labels are signs ``s ∈ {−1, +1}``. The objective is (Chaudhuri, Monteleoni &
 
 The public estimators in :mod:`diffpriv_py.estimators.linear_models` build the normalised problem and map the
 released weights back to the user's features.
+
+The solver returns a point whose *true* gradient norm is certified to be at most a public tolerance τ (the gradient
+is evaluated with block sums whose rounding is bounded, and the bound is added before the comparison), so the point
+is within τ/Λ of the exact minimiser (strong convexity). The perturbations cover that distance: output perturbation
+in its sensitivity, objective perturbation with a small share of ε spent on noise of radius τ/Λ (approximate minima
+perturbation, Iyengar et al. 2019).
 """
 
 from __future__ import annotations
@@ -18,14 +24,17 @@ import attrs
 import numpy as np
 from scipy.special import expit, log_expit
 
+from .._fixed_point import UNIT_ROUNDOFF
 from .._noise import grid_step
 
 __all__ = [
     "HUBER",
     "LOGISTIC",
-    "ConvergenceError",
+    "SOLVER_NOISE_SHARE",
     "Loss",
+    "certified_gradient",
     "default_reg_lambda",
+    "gradient_tolerance",
     "huber_loss",
     "minimise",
     "objective_perturbation",
@@ -33,11 +42,23 @@ __all__ = [
     "output_perturbation",
     "round_to_grid",
     "sample_gamma_ball",
+    "solver_noise",
 ]
 
 GRADIENT_TOLERANCE = 1e-10
-"""The solver stops when ‖∇J‖₂ ≤ this (times max(1, ‖b‖/n) for the linear noise term b): the privacy proof of
-objective perturbation is about the *exact* minimiser, so the solve is pushed to double-precision resolution."""
+"""τ₀ of :func:`gradient_tolerance`: the certified bound on ‖∇J‖₂ (mean-loss scale) for n ≤ 10⁵ and c ≤ 1/4."""
+
+SOLVER_NOISE_SHARE = 0.01
+"""ε₂/ε in objective perturbation: the share of each problem's budget spent on the noise that covers the solver's
+distance to the exact minimiser (the rest, ε₁ = 0.99·ε, runs CMS'11 Algorithm 2)."""
+
+SUM_BLOCK = 256
+"""Rows per block of the certified gradient sum; block totals are summed in groups of the same size (a tree of
+depth ⌈log₂₅₆ n⌉, so every term passes through at most ``SUM_BLOCK`` additions per level)."""
+
+MAX_FALLBACK_STEPS = 10_000_000
+"""Cap on the accelerated-gradient fallback's step count (see :func:`minimise`); checked from public sizes and the
+noise draw only, before the solve."""
 
 DEFAULT_WEIGHT_NORM = 8.0
 """F in :func:`default_reg_lambda`: the weight norm (in normalised coordinates) the utility proxy assumes."""
@@ -48,12 +69,8 @@ DATA_CURVATURE_FRACTION = 0.25
 MIN_DEFAULT_REG_LAMBDA = 1e-6
 """The smallest default Λ (reached only at very large ε or n)."""
 
-_MAX_NEWTON_STEPS = 200
+_MAX_NEWTON_STEPS = 1000  # piecewise-quadratic Huber objectives with Λ ≤ 1e-6 can need a few hundred
 _DENSE_HESSIAN_MAX_DIM = 1500
-
-
-class ConvergenceError(RuntimeError):
-    """The ERM solver did not reach the exact minimiser; nothing is released (the privacy proof needs it)."""
 
 
 @attrs.frozen
@@ -93,6 +110,17 @@ class Loss:
             result: np.ndarray = p * (1.0 - p)
             return result
         return np.where(np.abs(1.0 - m) <= self.width, 1.0 / (2.0 * self.width), 0.0)
+
+    def curvature_near(self, m: np.ndarray, radius: float) -> np.ndarray:
+        """An upper bound on ℓ'' over [m − radius, m + radius] per margin: how much an error of ``radius`` in a
+        margin can move ℓ'. Logistic: ℓ''(ξ) = σ(ξ)σ(−ξ) ≤ min(1/4, e^{−|ξ|}); Huber: c inside the kink, 0 outside."""
+        if self.name == "logistic":
+            far = np.maximum(np.abs(m) - radius, 0.0)
+            # exp within an ulp or two; the doubling covers it (and the bound e^{−|ξ|} itself is loose by 4×).
+            result: np.ndarray = np.minimum(self.curvature, 2.0 * np.exp(-far))
+            return result
+        near = np.abs(1.0 - m) <= self.width + radius + 4.0 * UNIT_ROUNDOFF * (1.0 + self.width)
+        return np.where(near, self.curvature, 0.0)
 
     def derivatives(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ℓ'(m), ℓ''(m)) with one pass over the margins."""
@@ -148,6 +176,118 @@ def _gram(Z: np.ndarray, curv: np.ndarray) -> np.ndarray:
     return result
 
 
+def gradient_tolerance(n: int, curvature: float) -> float:
+    """The public tolerance τ on the true ‖∇J‖₂ (mean-loss scale) that every solve is certified to meet.
+
+    τ = τ₀·max(1, 4c)·min(1, 10⁵/n), floored at τ₀/100, with τ₀ = ``GRADIENT_TOLERANCE`` = 10⁻¹⁰. It depends on the
+    public n and curvature c only, as the privacy proof needs. It is chosen two to three orders of magnitude above the
+    rounding allowance of :func:`certified_gradient` for weights of moderate norm (the allowance grows with c and
+    with ‖w‖ through the margins' rounding, hence the factor max(1, 4c)), and it shrinks as 1/n for large n so that
+    the noise covering τ/Λ stays far below the noise of objective perturbation itself.
+    """
+    scale = min(1.0, 1e5 / n) if n > 0 else 1.0
+    return GRADIENT_TOLERANCE * max(1.0, 4.0 * curvature) * max(scale, 0.01)
+
+
+def _gamma(k: float) -> float:
+    """γₖ = ku/(1 − ku): the relative error bound of a k-term floating-point sum (Higham, *Accuracy and Stability
+    of Numerical Algorithms*, 2nd ed., Lemma 3.1)."""
+    return k * UNIT_ROUNDOFF / (1.0 - k * UNIT_ROUNDOFF)
+
+
+def _block_sums(Z: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, int]:
+    """Zᵀv as a tree of sums of at most ``SUM_BLOCK`` terms, and the tree's depth (for the rounding bound).
+
+    The first level is one product per block of ``SUM_BLOCK`` rows; block totals are then summed in groups of
+    ``SUM_BLOCK``. Whatever order or fused multiply-adds BLAS and numpy use inside a sum, every product zᵢⱼvᵢ passes
+    through at most ``SUM_BLOCK`` roundings per level, so the error is at most γ_{depth·SUM_BLOCK}·Σᵢ|zᵢⱼvᵢ| per
+    coordinate (a plain BLAS product only guarantees γₙ, too coarse for large n).
+    """
+    n, p = Z.shape
+    m = n // SUM_BLOCK
+    head = np.einsum(
+        "kb,kbp->kp", v[: m * SUM_BLOCK].reshape(m, SUM_BLOCK), Z[: m * SUM_BLOCK].reshape(m, SUM_BLOCK, p)
+    )
+    partial = np.vstack([head, (v[m * SUM_BLOCK :] @ Z[m * SUM_BLOCK :])[None, :]])
+    depth = 1
+    while partial.shape[0] > 1:
+        pad = -partial.shape[0] % SUM_BLOCK
+        if pad:
+            partial = np.vstack([partial, np.zeros((pad, p))])
+        partial = partial.reshape(-1, SUM_BLOCK, p).sum(axis=1)
+        depth += 1
+    result: np.ndarray = partial[0]
+    return result, depth
+
+
+def certified_gradient(
+    Z: np.ndarray,
+    s: np.ndarray,
+    loss: Loss,
+    reg: float,
+    lin: np.ndarray,
+    w: np.ndarray,
+    margins: np.ndarray,
+    tol: float = 0.0,
+) -> tuple[np.ndarray, float]:
+    """The computed gradient of (1/n) Σ ℓ(sᵢ wᵀzᵢ) + (reg/2)‖w‖² + linᵀw at ``w``, and a rigorous upper bound on the
+    norm of the *exact* gradient there (real arithmetic at the float w, with the exact b/n of which ``lin`` is the
+    rounded value).
+
+    ``margins`` must be ``s * (Z @ w)``. Rows must satisfy ‖zᵢ‖₂ ≤ 1 exactly (:func:`~diffpriv_py._fixed_point.
+    clip_rows`). The bound is ‖ĝ‖·(1 + 2(p + 2)u) + E with u = 2⁻⁵³ and (Higham's γₖ, any summation order or FMA)
+
+    * margins: |m̂ᵢ − mᵢ| ≤ γ_p‖w‖ (a p-term dot product, |zᵢᵀ|·|w| ≤ ‖w‖), so |ℓ'(m̂ᵢ) − ℓ'(mᵢ)| ≤ c·γ_p‖w‖;
+    * ℓ' evaluated at m̂ᵢ within δ = 16(1 + c)u (the logistic ``expit`` with libm's exp within 1 ulp; the Huber
+      pieces within (c + 4)u, branch thresholds included);
+    * Σᵢ ℓ'ᵢsᵢzᵢ by :func:`_block_sums`: within γ_{depth·256}·Σᵢ|ℓ'ᵢ|‖zᵢ‖ ≤ γ_{depth·256}·n;
+    * the division by n, the products reg·w, the two additions and the rounding of b/n: within
+      4u(‖Σ‖/n + reg‖w‖ + ‖lin‖) + 2u‖lin‖;
+
+    so E = 1.01·(γ_{depth·256} + c·γ_p‖w‖ + δ + 4u(‖Σ‖/n + reg‖w‖ + ‖lin‖) + 2u‖lin‖) + 10⁻³⁰⁰ (the factor 1.01
+    covers the rounding of E's own evaluation and of the norms, the constant every underflow).
+
+    When that bound exceeds ``tol`` because of the margins' term (huge ‖w‖), the term is refined per record: the
+    error e = γ_p‖w‖ of a margin moves ℓ' by at most e·sup ℓ'' over [m̂ᵢ − e, m̂ᵢ + e] (:meth:`Loss.curvature_near`),
+    which vanishes for saturated logistic margins and for Huber margins away from the kink, so c·e becomes
+    (e/n)·Σᵢ sup ℓ''.
+    """
+    n, p = Z.shape
+    total, depth = _block_sums(Z, s * loss.first(margins))
+    grad: np.ndarray = total / n + reg * w + lin
+    u = UNIT_ROUNDOFF
+    c = loss.curvature
+    w_norm = float(np.linalg.norm(w))
+    lin_norm = float(np.linalg.norm(lin))
+    margin_error = _gamma(p) * w_norm
+    others = _gamma(depth * SUM_BLOCK) + 16.0 * (1.0 + c) * u
+    others += 4.0 * u * (float(np.linalg.norm(total)) / n + reg * w_norm + lin_norm) + 2.0 * u * lin_norm
+    computed = float(np.linalg.norm(grad)) * (1.0 + 2.0 * (p + 2) * u)
+    bound = computed + 1.01 * (others + c * margin_error) + 1e-300
+    if bound > tol and computed + 1.01 * others < tol:
+        # Only in the hard regime (huge weights): one more pass over the margins.
+        local = float(np.mean(loss.curvature_near(margins, margin_error))) * margin_error
+        bound = min(bound, computed + 1.01 * (others + local) + 1e-300)
+    return grad, bound
+
+
+def fallback_steps(n: int, curvature: float, reg: float, lin_norm: float, start_bound: float | None = None) -> int:
+    """Steps of Nesterov's accelerated gradient that take any start within R₀ of the exact minimiser to within
+    r = τ/reg of it (Bubeck 2015, Theorem 3.18, α = reg, β = c + reg):
+
+        f(y_t) − f* ≤ ((α + β)/2)·R₀²·exp(−(t − 1)/√κ)  and  ‖y_t − w*‖² ≤ 2(f(y_t) − f*)/α,   κ = β/α,
+
+    so t − 1 = ⌈√κ · ln((α + β)R₀²/(α r²))⌉ steps suffice. R₀ = ``start_bound``/α for a start with that certified
+    gradient bound; without it, the start w = 0 with R₀ = (1 + ‖b‖/n)/α (‖∇J(0)‖ ≤ 1 + ‖b‖/n for rows in the unit
+    ball and |ℓ'| ≤ 1), a bound that depends on the noise draw and public sizes only.
+    """
+    tol = gradient_tolerance(n, curvature)
+    alpha, beta = reg, curvature + reg
+    gradient_bound = (1.0 + lin_norm) * (1.0 + 4.0 * UNIT_ROUNDOFF) if start_bound is None else start_bound
+    ratio = max(gradient_bound / tol, 1.0)  # R₀/r = (G/α)/(τ/α)
+    return 1 + math.ceil(math.sqrt(beta / alpha) * (math.log((alpha + beta) / alpha) + 2.0 * math.log(ratio)))
+
+
 def minimise(
     Z: np.ndarray,
     s: np.ndarray,
@@ -156,42 +296,61 @@ def minimise(
     lin: np.ndarray | None = None,
     w0: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Exact minimiser of (1/n) Σ ℓ(sᵢ wᵀzᵢ) + (reg/2)‖w‖² + linᵀw by damped Newton.
+    """A point within τ/reg of the exact minimiser w* of (1/n) Σ ℓ(sᵢ wᵀzᵢ) + (reg/2)‖w‖² + linᵀw, always.
 
-    The objective is ``reg``-strongly convex, so Newton's method with a backtracking line search converges
-    globally and fast near the optimum; it stops at ‖∇‖₂ ≤ 1e-10·max(1, ‖lin‖₂). Up to
-    ``_DENSE_HESSIAN_MAX_DIM`` weights the Newton system is solved with the p×p Hessian, which is built (O(n p²))
-    only when the previous step was not a full step that cut the gradient fourfold; otherwise the last Hessian is
-    corrected by a BFGS update (O(p²)), so a typical solve builds one or two Hessians and otherwise costs two
-    matrix-vector products per step. A full step that halves the gradient norm is kept without evaluating the
-    objective; any other step is backtracked under the Armijo rule. Above that size, conjugate gradients on
-    Hessian-vector products (O(n p) per product).
+    τ = :func:`gradient_tolerance` (n, c). Rows must satisfy ‖zᵢ‖₂ ≤ 1 exactly. The objective is ``reg``-strongly
+    convex, so ‖w − w*‖ ≤ ‖∇J(w)‖/reg; the solver returns a point whose exact gradient norm is *certified* ≤ τ by
+    :func:`certified_gradient` (the computed norm plus a rigorous rounding allowance), or, if that never happens,
+    the last iterate of a fallback whose distance to w* is bounded by a theorem (below). Either way the returned
+    point is a deterministic function of the data and ``lin`` within τ/reg of w*, which is what the perturbations
+    need. No exception can depend on the data (the one refusal depends on public sizes and ``lin`` only).
+
+    Damped Newton first. Up to ``_DENSE_HESSIAN_MAX_DIM`` weights the Newton system is solved with the p×p
+    Hessian, which is built (O(n p²)) only when the previous step was not a full step that cut the gradient
+    fourfold; otherwise the last Hessian is corrected by a BFGS update (O(p²)), so a typical solve builds one or two
+    Hessians and otherwise costs two matrix-vector products per step. A full step that halves the gradient norm is
+    kept without evaluating the objective; any other step is backtracked under the Armijo rule. Above that size,
+    conjugate gradients on Hessian-vector products (O(n p) per product).
+
+    Fallback (never reached on any problem measured, see docs/erm.md): if Newton has not certified τ after
+    ``_MAX_NEWTON_STEPS`` steps or its line search stalls, Nesterov's accelerated gradient (step 1/β, β = c + reg,
+    momentum (√κ − 1)/(√κ + 1)) runs from the best Newton point for :func:`fallback_steps` steps, returning early
+    at any certified point. In exact arithmetic its last iterate is within τ/reg of w* (Bubeck 2015, Thm 3.18).
 
     Raises
     ------
-    ConvergenceError
-        If the gradient tolerance is not reached (nothing may be released then).
+    ValueError
+        Before any solve, if the fallback's step count for the start w = 0 (a function of n, c, reg and ‖lin‖
+        only) exceeds ``MAX_FALLBACK_STEPS``: reg is then too small for a bounded, certified solve.
     """
     n, p = Z.shape
+    Z = np.ascontiguousarray(Z, dtype=np.float64)  # _block_sums views it as blocks of rows
     lin = np.zeros(p) if lin is None else lin
+    tol = gradient_tolerance(n, loss.curvature)
+    worst_steps = fallback_steps(n, loss.curvature, reg, float(np.linalg.norm(lin)))
+    if worst_steps > MAX_FALLBACK_STEPS:
+        raise ValueError(
+            f"reg_lambda + Δ = {reg:.3g} is too small to certify the ERM solve within a bounded number of steps "
+            f"(condition number (c + Λ)/Λ = {(loss.curvature + reg) / reg:.3g}; the fallback would need "
+            f"{worst_steps:.3g} steps). Use reg_lambda ≥ 1e-8."
+        )
     w = np.zeros(p) if w0 is None else np.array(w0, dtype=np.float64)
-    tol = GRADIENT_TOLERANCE * max(1.0, float(np.linalg.norm(lin)))
 
-    def gradient(w: np.ndarray, margins: np.ndarray) -> np.ndarray:
-        result: np.ndarray = Z.T @ (s * loss.first(margins)) / n + reg * w + lin
-        return result
+    def gradient(w: np.ndarray, margins: np.ndarray) -> tuple[np.ndarray, float]:
+        return certified_gradient(Z, s, loss, reg, lin, w, margins, tol)
 
     def objective(w: np.ndarray, margins: np.ndarray) -> float:
         return float(np.mean(loss.value(margins)) + 0.5 * reg * (w @ w) + lin @ w)
 
     margins = s * (Z @ w)
-    grad = gradient(w, margins)
+    grad, bound = gradient(w, margins)
+    best_w, best_bound = w, bound
     gnorm = float(np.linalg.norm(grad))
     value: float | None = None  # the objective at w, computed only when a line search needs it
     hess, fast = None, False
     moved = change = np.zeros(p)
     for _ in range(_MAX_NEWTON_STEPS):
-        if gnorm <= tol:
+        if bound <= tol:
             return w
         if p <= _DENSE_HESSIAN_MAX_DIM:
             if hess is None or not fast:
@@ -202,7 +361,7 @@ def minimise(
                 # In the fast phase (a full step cut the gradient fourfold) the Hessian is not rebuilt (O(n p²)); a
                 # BFGS update (O(p²)) from the exact gradient change corrects it along the last step, which turns
                 # the linear rate of a frozen Hessian into a superlinear one. The matrix stays positive definite
-                # (yᵀs ≥ reg‖s‖² > 0 by strong convexity), so the step is a descent direction, and the exact
+                # (yᵀs ≥ reg‖s‖² > 0 by strong convexity), so the step is a descent direction, and the certified
                 # gradient alone decides convergence.
                 curvature = float(change @ moved)
                 if curvature > 0.0:
@@ -219,16 +378,17 @@ def minimise(
 
             step = _cg(hessp, -grad, rtol=min(0.1, math.sqrt(gnorm)), max_iter=10 * p)
         slope = float(grad @ step)
-        if slope >= 0.0:  # pragma: no cover - a descent direction by positive definiteness
+        if not slope < 0.0:  # pragma: no cover - a descent direction by positive definiteness
             step, slope = -grad, -(gnorm**2)
         w_new = w + step
         margins_new = s * (Z @ w_new)
-        grad_new = gradient(w_new, margins_new)
+        grad_new, bound_new = gradient(w_new, margins_new)
         gnorm_new = float(np.linalg.norm(grad_new))
         t = 1.0
         # The full step is kept when it halves the gradient norm: the gradient there is needed next anyway, and
         # the objective (one more pass over the margins) is then not evaluated. Otherwise Armijo backtracking on
-        # the objective, which makes the method globally convergent; the exact gradient alone decides when to stop.
+        # the objective, which makes the method globally convergent.
+        stalled = False
         if not gnorm_new <= 0.5 * gnorm:
             if value is None:
                 value = objective(w, margins)
@@ -239,26 +399,57 @@ def minimise(
             ):
                 t *= 0.5
                 if t < 1e-12:
-                    raise ConvergenceError(
-                        f"The ERM line search stalled at gradient norm {gnorm:.3g} (tolerance {tol:.3g}). Nothing "
-                        "was released. Try a larger reg_lambda (the problem is badly conditioned)."
-                    )
+                    stalled = True
+                    break
                 w_new = w + t * step
                 margins_new = s * (Z @ w_new)
                 value_new = objective(w_new, margins_new)
+            if stalled:
+                break
             if t < 1.0:
-                grad_new = gradient(w_new, margins_new)
+                grad_new, bound_new = gradient(w_new, margins_new)
                 gnorm_new = float(np.linalg.norm(grad_new))
             value = value_new
         else:
             value = None
         fast = t == 1.0 and gnorm_new <= 0.25 * gnorm
         moved, change = w_new - w, grad_new - grad
-        w, margins, grad, gnorm = w_new, margins_new, grad_new, gnorm_new
-    raise ConvergenceError(
-        f"The ERM solver did not reach the exact minimiser in {_MAX_NEWTON_STEPS} Newton steps (gradient norm "
-        f"{gnorm:.3g}, tolerance {tol:.3g}). Nothing was released. Try a larger reg_lambda."
-    )
+        w, margins, grad, gnorm, bound = w_new, margins_new, grad_new, gnorm_new, bound_new
+        if bound < best_bound:
+            best_w, best_bound = w, bound
+    else:
+        if bound <= tol:
+            return w
+    return _accelerated_fallback(Z, s, loss, reg, lin, best_w, best_bound, gradient)
+
+
+def _accelerated_fallback(
+    Z: np.ndarray,
+    s: np.ndarray,
+    loss: Loss,
+    reg: float,
+    lin: np.ndarray,
+    w: np.ndarray,
+    bound: float,
+    gradient: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, float]],
+) -> np.ndarray:
+    """Nesterov's accelerated gradient from ``w`` (certified gradient bound ``bound``) for :func:`fallback_steps`
+    steps; returns the first certified iterate, else the last one (within τ/reg of w* by Bubeck's Theorem 3.18)."""
+    n = Z.shape[0]
+    tol = gradient_tolerance(n, loss.curvature)
+    steps = fallback_steps(n, loss.curvature, reg, float(np.linalg.norm(lin)), start_bound=bound)
+    beta = loss.curvature + reg
+    root = math.sqrt(beta / reg)
+    momentum = (root - 1.0) / (root + 1.0)
+    x = y = w
+    for _ in range(steps):
+        grad, certified = gradient(x, s * (Z @ x))
+        if certified <= tol:
+            return x
+        y_next = x - grad / beta
+        x = (1.0 + momentum) * y_next - momentum * y
+        y = y_next
+    return y
 
 
 def round_to_grid(values: np.ndarray, scale: float) -> np.ndarray:
@@ -287,12 +478,15 @@ def objective_perturbation_budget(epsilon: float, n: int, reg_lambda: float, cur
     """Steps 1–2 of CMS'11 Algorithm 2: the noise budget ε' and the extra regulariser Δ.
 
     ε' = ε − ln(1 + 2c/(nΛ) + c²/(nΛ)²) = ε − 2 ln(1 + c/(nΛ)); if ε' ≤ 0 then Δ = c/(n(e^{ε/4} − 1)) − Λ and
-    ε' = ε/2, otherwise Δ = 0.
+    ε' = ε/2, otherwise Δ = 0. Both are nudged by 2⁻⁴⁰ (relative) toward privacy — ε' down by 2⁻⁴⁰(ε + 2 ln(…)),
+    Δ up by 2⁻⁴⁰·c/(n(e^{ε/4} − 1)) — so the rounding of their few floating-point operations (≤ 10 ulps) can never
+    make ε' + 2 ln(1 + c/(n(Λ + Δ))) exceed ε.
     """
-    eps_prime = epsilon - 2.0 * math.log1p(curvature / (n * reg_lambda))
+    log_term = 2.0 * math.log1p(curvature / (n * reg_lambda))
+    eps_prime = epsilon - log_term - 2.0**-40 * (epsilon + log_term)
     if eps_prime > 0.0:
         return eps_prime, 0.0
-    return epsilon / 2.0, curvature / (n * math.expm1(epsilon / 4.0)) - reg_lambda
+    return epsilon / 2.0, curvature / (n * math.expm1(epsilon / 4.0)) * (1.0 + 2.0**-40) - reg_lambda
 
 
 def default_reg_lambda(n: int, dim: int, epsilon: float, curvature: float) -> float:
@@ -326,6 +520,15 @@ def default_reg_lambda(n: int, dim: int, epsilon: float, curvature: float) -> fl
     return float(lam[np.argmin(0.5 * lam * DEFAULT_WEIGHT_NORM**2 + noise)])
 
 
+def solver_noise(dim: int, radius: float, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """η with density ∝ exp(−ε‖η‖₂/(2·radius)): the noise that hides where, within ``radius`` of the exact
+    minimiser, the solver stopped (two neighbours' stopping points are ≤ 2·radius apart, so this is ε-DP for them).
+
+    The scale is rounded up by 2⁻⁴⁰ so its floating-point evaluation never falls below 2·radius/ε.
+    """
+    return sample_gamma_ball(dim, 2.0 * radius / epsilon * (1.0 + 2.0**-40), rng)
+
+
 def objective_perturbation(
     Z: np.ndarray,
     s: np.ndarray,
@@ -335,17 +538,33 @@ def objective_perturbation(
     sensitivity: float,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """CMS'11 Algorithm 2: argmin J(f) + (1/n) bᵀf + (Δ/2)‖f‖² with ‖b‖ ~ Gamma(p, Δ_grad/ε').
+    """CMS'11 Algorithm 2 at ε₁ = 0.99ε, then approximate-minimum noise at ε₂ = 0.01ε; ε-DP in total.
 
-    ``sensitivity`` is the L2 bound on the change of Σᵢ ℓ'(·) sᵢ zᵢ between replace-one neighbours (2 for
-    ‖z‖ ≤ 1, |ℓ'| ≤ 1), i.e. the density of b is ∝ exp(−(ε'/2)‖b‖) as in the paper.
+    1. ε₂ = ``SOLVER_NOISE_SHARE``·ε, ε₁ = ε − ε₂; (ε', Δ) = :func:`objective_perturbation_budget` (ε₁, n, Λ, c);
+    2. b with density ∝ exp(−(ε'/``sensitivity``)‖b‖) (``sensitivity`` = 2, the replace-one L2 bound on the change
+       of Σᵢ ℓ'(·)sᵢzᵢ for ‖z‖ ≤ 1, |ℓ'| ≤ 1: the paper's exp(−(ε'/2)‖b‖));
+    3. θ̂ = :func:`minimise` of J(f) + bᵀf/n + (Δ/2)‖f‖², certified ‖∇‖ ≤ τ, so ‖θ̂ − θ*‖ ≤ r = τ/(Λ + Δ) for the
+       exact minimiser θ*;
+    4. release θ̂ + η, η = :func:`solver_noise` (p, r, ε₂), rounded to the grid of :func:`round_to_grid`.
+
+    Privacy (Iyengar et al. 2019, approximate minima perturbation, pure-ε form): θ* is ε₁-DP (CMS'11 Theorem 9,
+    its density ratio between neighbours is ≤ e^{ε₁} at every point). Given θ*, the solver's output is a
+    deterministic h(D, θ*) with ‖h(D, θ*) − θ*‖ ≤ r for every dataset D, so for neighbours D, D' the centres
+    h(D, θ*), h(D', θ*) are within 2r and η's density ratio at any output is ≤ e^{ε₂}. Integrating over θ*:
+    p_D(o) = ∫ p_D(θ*) q(o − h(D, θ*)) ≤ e^{ε₁ + ε₂} p_{D'}(o). Rounding is post-processing.
     """
     n, p = Z.shape
-    eps_prime, extra = objective_perturbation_budget(epsilon, n, reg_lambda, loss.curvature)
+    eps_solver = SOLVER_NOISE_SHARE * epsilon
+    # Rounded down, so ε₁ + ε₂ ≤ ε for the floats used.
+    eps_objective = (epsilon - eps_solver) * (1.0 - 2.0**-40)
+    eps_prime, extra = objective_perturbation_budget(eps_objective, n, reg_lambda, loss.curvature)
+    strong = reg_lambda + extra
     b = sample_gamma_ball(p, sensitivity / eps_prime, rng)
-    f_priv = minimise(Z, s, loss, reg_lambda + extra, lin=b / n)
+    theta = minimise(Z, s, loss, strong, lin=b / n)
+    radius = gradient_tolerance(n, loss.curvature) / strong
+    released = theta + solver_noise(p, radius, eps_solver, rng)
     # b/n moves the minimiser by about ‖b‖/(n(Λ+Δ)): the grid is 2⁻⁴⁰ of that per-coordinate scale.
-    return round_to_grid(f_priv, sensitivity / (eps_prime * n * (reg_lambda + extra)))
+    return round_to_grid(released, sensitivity / (eps_prime * n * strong))
 
 
 def output_perturbation(
@@ -359,17 +578,20 @@ def output_perturbation(
 ) -> np.ndarray:
     """CMS'11 Algorithm 1: f* + b with density(b) ∝ exp(−(nΛε/Δ)‖b‖), Δ = 2 (so β = nΛε/2 as in the paper).
 
-    The computed f* is within ``GRADIENT_TOLERANCE``/Λ of the exact minimiser, so the noise covers the sensitivity
-    of the *computed* minimiser, (Δ + 2n·tol)/(nΛ); the sum is rounded to the grid of :func:`round_to_grid`.
+    The computed f̂ is within r = τ/Λ of the exact minimiser (:func:`minimise`, certified), so two neighbours'
+    computed minimisers are within 2/(nΛ) + 2r and the noise covers that: scale (Δ + 2nτ)/(nΛε). The sum is rounded
+    to the grid of :func:`round_to_grid`.
     """
     n, p = Z.shape
     f_star = minimise(Z, s, loss, reg_lambda)
-    scale = output_noise_scale(n, reg_lambda, epsilon, sensitivity)
+    scale = output_noise_scale(n, reg_lambda, epsilon, sensitivity, loss.curvature)
     return round_to_grid(f_star + sample_gamma_ball(p, scale, rng), scale)
 
 
-def output_noise_scale(n: int, reg_lambda: float, epsilon: float, sensitivity: float) -> float:
-    """The Gamma-ball scale 1/β of output perturbation: (Δ + 2n·tol)/(nΛε) (0 when Δ = 0)."""
+def output_noise_scale(n: int, reg_lambda: float, epsilon: float, sensitivity: float, curvature: float) -> float:
+    """The Gamma-ball scale 1/β of output perturbation: (Δ + 2nτ)/(nΛε), τ = :func:`gradient_tolerance` (0 when
+    Δ = 0); rounded up by 2⁻⁴⁰ so the floating-point value never falls below it."""
     if sensitivity == 0.0:
         return 0.0
-    return (sensitivity + 2.0 * n * GRADIENT_TOLERANCE) / (n * reg_lambda * epsilon)
+    tol = gradient_tolerance(n, curvature)
+    return (sensitivity + 2.0 * n * tol) / (n * reg_lambda * epsilon) * (1.0 + 2.0**-40)

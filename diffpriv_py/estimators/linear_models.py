@@ -11,6 +11,7 @@ import functools
 import math
 import numbers
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import attrs
@@ -166,9 +167,11 @@ def build_problem(
 ) -> ERMProblem:
     """Clip rows of ``X`` to ``data_norm``, rescale into the unit ball, append the intercept constant, code ``y``.
 
-    Rows become z = x/R (clipped), or z = [√(1 − b²)·x/R, b] with b = ``intercept_scaling`` when ``fit_intercept``;
-    either way ‖z‖₂ ≤ 1. Norms are computed without overflow (``_fixed_point.clip_rows``), so a finite row of any
-    magnitude is projected onto the sphere along its own direction, never turned into NaN or 0.
+    Rows become z = x/R (clipped), or z = [a·x/R, b] with b = ``intercept_scaling`` and a ≈ √(1 − b²) when
+    ``fit_intercept``; either way the floats of every row have exact norm ‖z‖₂ ≤ 1, as the solver's certificate and
+    the sensitivity need: :func:`~diffpriv_py._fixed_point.clip_rows` proves ‖a·x/R‖ ≤ a for the floats it returns,
+    and a is the largest float with a² + b² ≤ 1 in exact rational arithmetic. Norms are computed without overflow,
+    so a finite row of any magnitude is projected onto the sphere along its own direction, never NaN or 0.
     """
     # The public checks run again here because the sensitivity sampler calls the target directly.
     X, y = check_supervised(data, classes, owner="A supervised estimator")
@@ -188,16 +191,32 @@ def build_problem(
             "possible label."
         )
     Z = np.empty((X.shape[0], X.shape[1] + int(fit_intercept)))
-    feature_scale = 1.0 / data_norm
-    intercept_scale = 0.0
+    intercept_scale = intercept_scaling if fit_intercept else 0.0
     if fit_intercept:
-        # ‖[a·x/R, b]‖² ≤ a² + b² = 1 with a = √(1 − b²): the augmented row stays inside the unit ball.
-        feature_scale *= math.sqrt(1.0 - intercept_scaling**2)
-        intercept_scale = intercept_scaling
         Z[:, -1] = intercept_scaling
-    # x·R/max(‖x‖, R), times a/R: unchanged (then scaled) inside the ball, projected onto the sphere outside.
+    # ‖[a·x/R, b]‖² ≤ a² + b² ≤ 1: the features get the largest float a with a² + b² ≤ 1 *exactly* (a = 1 without
+    # the intercept), and clip_rows proves its rows' norms ≤ (a/R)·R for the floats it returns.
+    feature_norm = _feature_norm(intercept_scale)
+    feature_scale = _largest_factor(feature_norm, data_norm)
     Z[:, : X.shape[1]] = clip_rows(X, data_norm, feature_scale)
     return ERMProblem(Z=Z, codes=codes, classes=labels, feature_scale=feature_scale, intercept_scale=intercept_scale)
+
+
+def _feature_norm(intercept: float) -> float:
+    """The largest float a with a² + b² ≤ 1 in exact rational arithmetic (b = ``intercept``; 1 when b = 0)."""
+    room = 1 - Fraction(intercept) ** 2  # exact: 1 − b² in floats cancels badly for b near 1
+    a = math.sqrt(float(room))  # two correct roundings: within an ulp or two of √(1 − b²)
+    while Fraction(a) ** 2 > room:
+        a = math.nextafter(a, 0.0)
+    return a
+
+
+def _largest_factor(norm: float, data_norm: float) -> float:
+    """The largest float f with f·R ≤ ``norm`` in exact rational arithmetic (R = ``data_norm``)."""
+    f = norm / data_norm
+    while Fraction(f) * Fraction(data_norm) > Fraction(norm):
+        f = math.nextafter(f, 0.0)
+    return f
 
 
 # ---- constructor-argument converters ----------------------------------------------------------------------------
@@ -393,7 +412,8 @@ class _LinearERM(DPMech):
             signs = _signs(value)
             loss = self._loss()
             reg = self._resolve_reg_lambda(value, privacy_params.epsilon)
-            scale = _erm.output_noise_scale(value.n, reg, privacy_params.epsilon / len(signs), self.sensitivity)
+            epsilon_each = privacy_params.epsilon / len(signs)
+            scale = _erm.output_noise_scale(value.n, reg, epsilon_each, self.sensitivity, loss.curvature)
             p = value.Z.shape[1]
             f_star = np.stack([_erm.minimise(value.Z, s, loss, reg) for s in signs])
             direction = rng.standard_normal((n, len(signs), p))
@@ -512,12 +532,19 @@ _NOTES = """
 
     **Calibration** (sensitivity 2 = replace-one L2 bound on Σᵢ ℓ'(yᵢfᵀzᵢ)yᵢzᵢ; c = {curvature}):
 
-    * ``perturbation="output"`` (Algorithm 1): f* + b with density ∝ exp(−(nΛε/2)‖b‖), i.e. ‖b‖ ~ Gamma(p,
-      2/(nΛε)) in a uniform direction, since ‖f*(D) − f*(D')‖ ≤ 2/(nΛ) (Corollary 8).
-    * ``perturbation="objective"`` (Algorithm 2, exactly): ε' = ε − ln(1 + 2c/(nΛ) + c²/(nΛ)²); if ε' ≤ 0,
-      Δ = c/(n(e^{{ε/4}} − 1)) − Λ and ε' = ε/2, else Δ = 0; b ~ density ∝ exp(−(ε'/2)‖b‖); release
-      argmin J(f) + bᵀf/n + (Δ/2)‖f‖². The proof needs the exact minimiser: a damped Newton solver stops at
-      ‖∇‖₂ ≤ 1e-10 and raises ``ConvergenceError`` (nothing released) otherwise.
+    * **The solver** returns f̂ whose exact gradient norm is *certified* ≤ τ = 1e-10·max(1, 4c)·min(1, 10⁵/n)
+      (floored at 1e-12·max(1, 4c)): the gradient is evaluated with block sums of bounded rounding and a
+      rigorous allowance is added before the comparison. By (Λ + Δ)-strong convexity ‖f̂ − f*‖ ≤ r = τ/(Λ + Δ).
+      If damped Newton cannot certify τ, an accelerated-gradient fallback with a theorem-bounded step count takes
+      over, so no error depends on the data.
+    * ``perturbation="output"`` (Algorithm 1): f̂ + b with density ∝ exp(−‖b‖/s), i.e. ‖b‖ ~ Gamma(p, s) in a
+      uniform direction, s = (2 + 2nτ)/(nΛε), since ‖f*(D) − f*(D')‖ ≤ 2/(nΛ) (Corollary 8) and f̂ is within r.
+    * ``perturbation="objective"`` (Algorithm 2 at ε₁ = 0.99ε, then approximate-minimum noise at ε₂ = 0.01ε):
+      ε' = ε₁ − ln(1 + 2c/(nΛ) + c²/(nΛ)²); if ε' ≤ 0, Δ = c/(n(e^{{ε₁/4}} − 1)) − Λ and ε' = ε₁/2, else Δ = 0;
+      b ~ density ∝ exp(−(ε'/2)‖b‖); f̂ ≈ argmin J(f) + bᵀf/n + (Δ/2)‖f‖² certified within r of the exact
+      minimiser f*; release f̂ + η with density(η) ∝ exp(−ε₂‖η‖/(2r)). f* is ε₁-DP (CMS'11 Theorem 9); given f*,
+      the neighbours' f̂ are within 2r of each other, so η makes the release ε₂-DP given f*; ε in total
+      (approximate minima perturbation, Iyengar et al. 2019).
     * More than two classes: one-vs-rest, each problem at ε/K. A replaced record changes all K problems, so
       parallel composition does not apply and basic composition gives ε in total.
     * A grid of ``reg_lambda`` values (or ``"private"``) runs Algorithm 3: the data are split at random into m+1
@@ -535,14 +562,17 @@ _NOTES = """
 
     The label set is taken from ``classes=`` when given; otherwise from ``y``, which treats the set of labels
     present as public (pass ``classes=`` when it is not). NaN labels, complex X and labels outside ``classes``
-    are refused before an accountant is charged; rows are clipped with overflow-safe norms. Noise comes from
-    floating-point samplers (as every DP ERM library); the solver tolerance and the float noise are the two places
-    where the implementation differs from the exact-arithmetic proof.
+    are refused before an accountant is charged. Rows are clipped with overflow-safe norms, and every row's floats
+    have exact norm ≤ 1. Noise comes from floating-point samplers (as every DP ERM library), and the release is
+    rounded to a data-independent grid; the sampler's float output is where the implementation still departs from
+    the real-number proof.
 
     References
     ----------
     K. Chaudhuri, C. Monteleoni, A. D. Sarwate. Differentially private empirical risk minimization. JMLR 12
     (2011) 1069–1109.
+    R. Iyengar, J. P. Near, D. Song, O. Thakkar, A. Thakurta, L. Wang. Towards practical differentially private
+    convex optimization. IEEE S&P 2019 (approximate minima perturbation).
 """
 
 

@@ -47,12 +47,13 @@ def _worst_pair():
 @pytest.mark.parametrize("loss", [_erm.LOGISTIC, _erm.HUBER, _erm.huber_loss(0.1)], ids=lambda lo: lo.name)
 @pytest.mark.parametrize("linear", [False, True])
 def test_solver_reaches_the_exact_minimiser(rng, loss, linear):
-    """Newton stops at ‖∇‖ ≤ 1e-10 and agrees with scipy's BFGS run to its limit, with or without a linear term."""
+    """The solver meets its tolerance (1e-10·max(1, 4c)) and agrees with scipy's BFGS, with or without a linear term."""
     X, y = _blobs(rng, n=300, d=4)
     s = np.where(y == 1, 1.0, -1.0)
     lin = rng.normal(size=4) * 0.3 if linear else np.zeros(4)
     w = _erm.minimise(X, s, loss, 1e-3, lin=lin)
-    assert np.linalg.norm(_gradient(X, s, w, loss, 1e-3) + lin) <= 1e-10
+    assert _erm.gradient_tolerance(300, loss.curvature) == 1e-10 * max(1.0, 4 * loss.curvature)
+    assert np.linalg.norm(_gradient(X, s, w, loss, 1e-3) + lin) <= _erm.gradient_tolerance(300, loss.curvature)
 
     def objective(v):
         return np.mean(loss.value(s * (X @ v))) + 0.5e-3 * v @ v + lin @ v
@@ -64,7 +65,7 @@ def test_solver_reaches_the_exact_minimiser(rng, loss, linear):
 
 @pytest.mark.parametrize("loss", [_erm.LOGISTIC, _erm.HUBER], ids=lambda lo: lo.name)
 def test_solver_meets_the_gradient_tolerance_with_few_hessians_on_a_larger_problem(rng, loss, monkeypatch):
-    """n = 20 000, p = 31, with the noise term: ‖∇‖ ≤ 1e-10·max(1, ‖b‖) and at most 4 Hessians are built (BFGS)."""
+    """n = 20 000, p = 31, with the noise term: ‖∇‖ ≤ τ(n, c) and at most 4 Hessians are built (BFGS)."""
     n, d = 20_000, 30
     X = rng.normal(size=(n, d)) / math.sqrt(d) / 2
     s = np.where(X @ rng.normal(size=d) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
@@ -74,9 +75,7 @@ def test_solver_meets_the_gradient_tolerance_with_few_hessians_on_a_larger_probl
     real_gram = _erm._gram
     monkeypatch.setattr(_erm, "_gram", lambda *a: built.append(1) or real_gram(*a))
     w = _erm.minimise(Z, s, loss, 1e-4, lin=lin)
-    assert np.linalg.norm(_gradient(Z, s, w, loss, 1e-4) + lin) <= _erm.GRADIENT_TOLERANCE * max(
-        1.0, np.linalg.norm(lin)
-    )
+    assert np.linalg.norm(_gradient(Z, s, w, loss, 1e-4) + lin) <= _erm.gradient_tolerance(n, loss.curvature)
     assert len(built) <= 4  # measured: 1 (logistic), 4 (Huber: its curvature jumps)
 
 
@@ -91,12 +90,15 @@ def test_conjugate_gradient_path_matches_the_dense_newton_path(rng, monkeypatch)
     assert np.linalg.norm(_gradient(X, s, cg, _erm.LOGISTIC, 1e-3)) <= 1e-10
 
 
-def test_solver_that_cannot_converge_raises_and_releases_nothing(rng, monkeypatch):
-    """If the tolerance is not reached the release fails closed with ConvergenceError (a RuntimeError)."""
+def test_solver_that_newton_cannot_certify_falls_back_and_still_releases(rng, monkeypatch):
+    """With Newton capped at one step the accelerated-gradient fallback certifies the point: no data-dependent error."""
     monkeypatch.setattr(_erm, "_MAX_NEWTON_STEPS", 1)
+    used = []
+    real = _erm._accelerated_fallback
+    monkeypatch.setattr(_erm, "_accelerated_fallback", lambda *a: used.append(1) or real(*a))
     X, y = _blobs(rng)
-    with pytest.raises(_erm.ConvergenceError, match="exact minimiser"):
-        LogisticRegression(1e-3, data_norm=1.0).release_response(dp.Eps(1.0), (X, y), rng=0)
+    model = LogisticRegression(1e-3, data_norm=1.0).release_response(dp.Eps(1.0), (X, y), rng=0).response
+    assert used and np.all(np.isfinite(np.asarray(model)))
 
 
 # ---- calibration: the noise each algorithm adds ------------------------------------------------------------------
@@ -113,14 +115,18 @@ def test_gamma_ball_norm_and_direction_follow_the_paper_density(rng):
 
 def test_objective_perturbation_budget_is_algorithm_2(rng):
     """ε' = ε − ln(1 + 2c/(nΛ) + c²/(nΛ)²); when that is ≤ 0, Δ = c/(n(e^{ε/4} − 1)) − Λ and ε' = ε/2."""
+    # rel=1e-11, not 1e-14: ε' is nudged down and Δ up by 2⁻⁴⁰ (relative) so rounding never exceeds ε.
     eps_p, extra = _erm.objective_perturbation_budget(1.0, 1000, 0.01, 0.25)
-    assert eps_p == pytest.approx(1.0 - math.log(1 + 2 * 0.25 / 10 + 0.25**2 / 100), rel=1e-14)
+    assert eps_p == pytest.approx(1.0 - math.log(1 + 2 * 0.25 / 10 + 0.25**2 / 100), rel=1e-11)
+    assert eps_p < 1.0 - math.log(1 + 2 * 0.25 / 10 + 0.25**2 / 100)
     assert extra == 0.0
     eps_p, extra = _erm.objective_perturbation_budget(0.1, 100, 1e-4, 0.25)
     assert eps_p == 0.05
-    assert extra == pytest.approx(0.25 / (100 * math.expm1(0.1 / 4)) - 1e-4, rel=1e-14)
+    assert extra == pytest.approx(0.25 / (100 * math.expm1(0.1 / 4)) - 1e-4, rel=1e-11)
+    assert extra > 0.25 / (100 * math.expm1(0.1 / 4)) - 1e-4
     # With Λ + Δ the log term is exactly ε/2, so ε/2 (noise) + ε/2 (Jacobian) = ε.
-    assert 2 * math.log1p(0.25 / (100 * (1e-4 + extra))) == pytest.approx(0.05, rel=1e-12)
+    assert 2 * math.log1p(0.25 / (100 * (1e-4 + extra))) == pytest.approx(0.05, rel=1e-11)
+    assert 2 * math.log1p(0.25 / (100 * (1e-4 + extra))) < 0.05
 
 
 @pytest.mark.slow
@@ -471,7 +477,9 @@ def test_rows_of_any_finite_magnitude_are_projected_along_their_direction():
     X = np.array([[1e154, 1e154], [1.5e308, -1.5e308], [3.0, 4.0], [0.1, 0.0]])
     problem = build_problem((X, np.array([0, 1, 0, 1])), data_norm=1.0, fit_intercept=False, classes=(0, 1))
     expected = np.array([[1, 1] / np.sqrt(2), [1, -1] / np.sqrt(2), [0.6, 0.8], [0.1, 0.0]])
-    np.testing.assert_allclose(problem.Z, expected, rtol=1e-15)
+    # The proven clip shrinks rows by at most (4d + 20)u (u = 2⁻⁵³; 3.1e-15 here) so their exact norm is ≤ 1;
+    # the unproven one this test was written for matched to 1e-15 but left half the clipped rows above 1.
+    np.testing.assert_allclose(problem.Z, expected, rtol=(4 * 2 + 20) * 2.0**-53 + 2.0**-52)
 
 
 @pytest.mark.parametrize("loss", [_erm.LOGISTIC, _erm.HUBER], ids=lambda lo: lo.name)
@@ -659,7 +667,8 @@ def test_default_reg_lambda_leaves_at_least_half_the_budget_for_the_noise(curvat
                 reg = _erm.default_reg_lambda(n, dim, eps, curvature)
                 assert math.isfinite(reg) and reg >= _erm.MIN_DEFAULT_REG_LAMBDA
                 eps_prime, extra = _erm.objective_perturbation_budget(eps, n, reg, curvature)
-                assert extra == 0.0 and eps_prime >= eps / 2 * (1 - 1e-12)
+                # 1e-11: the budget keeps a 3·2⁻⁴⁰ relative margin against rounding (objective_perturbation_budget).
+                assert extra == 0.0 and eps_prime >= eps / 2 * (1 - 1e-11)
     # The floor is tight: just below it, half of ε is no longer left for the noise.
     floor = curvature / (398 * math.expm1(1.0 / 4))
     assert _erm.objective_perturbation_budget(1.0, 398, floor * 0.99, curvature)[0] < 0.5
