@@ -16,6 +16,8 @@ def _describe(value: Any) -> str:
 
 def check_real(value: Any, name: str, *, owner: str = "") -> float:
     """Return ``value`` as a Python float, refusing bools, non-scalars and non-numbers."""
+    if type(value) is float:  # the common case, without the ABC check below
+        return value
     where = f" of {owner}" if owner else ""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"The '{name}' parameter{where} must be a real number, not a bool. Got {value!r}.")
@@ -40,17 +42,19 @@ def check_in_range(
 ) -> float:
     """Validate a real scalar against an interval; NaN and (by default) infinities are refused first."""
     x = check_real(value, name, owner=owner)
+    finite_or_allowed = not math.isnan(x) and (allow_inf or not math.isinf(x))
+    ok_low = x >= low if low_closed else x > low
+    ok_high = x <= high if high_closed else x < high
+    if finite_or_allowed and ok_low and ok_high:
+        return x
+    # The message is built only on failure (a release checks several parameters: µs count).
     where = f" of {owner}" if owner else ""
     interval = f"{'[' if low_closed else '('}{low:g}, {high:g}{']' if high_closed else ')'}"
-    if math.isnan(x) or (math.isinf(x) and not allow_inf):
+    if not finite_or_allowed:
         raise ValueError(
             f"The '{name}' parameter{where} must be a finite number in {interval}. Got {x!r}.{fix and ' ' + fix}"
         )
-    ok_low = x >= low if low_closed else x > low
-    ok_high = x <= high if high_closed else x < high
-    if not (ok_low and ok_high):
-        raise ValueError(f"The '{name}' parameter{where} must be in {interval}. Got {x!r}.{fix and ' ' + fix}")
-    return x
+    raise ValueError(f"The '{name}' parameter{where} must be in {interval}. Got {x!r}.{fix and ' ' + fix}")
 
 
 def refuse_subnormal(value: float, name: str, *, owner: str = "") -> float:
