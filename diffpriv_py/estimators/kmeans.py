@@ -34,8 +34,9 @@ PLAIN_N_ITER = 5
 SHRINKAGE = 3.0
 """τ of the shrinkage weight C̃²/(C̃² + τ²), in count-noise scales (post-processing; see ``KMeans(shrinkage=)``)."""
 
-_CHUNK = 65_536
-"""Rows per block in the assignment step, so the n×k distance matrix never has to fit in memory at once."""
+_CHUNK = 16_384
+"""Rows per block in the assignment step: the k×rows scores and one-hot of a block stay small (in cache for small k),
+and the n×k distance matrix never has to fit in memory at once."""
 
 _N_INIT_NOISY = 3
 """k-means++ restarts of the (free, post-processing) Lloyd run on input-perturbed data."""
@@ -265,14 +266,15 @@ def _nearest(block: np.ndarray, C: np.ndarray, half_norms: np.ndarray) -> np.nda
     """Nearest centre of every row of ``block``: argmax_j z·c_j − ‖c_j‖²/2 (the first one on ties).
 
     The scores are one BLAS product laid out (k, rows), and the running maximum runs over the k centres, each step
-    vectorised over the rows: faster than an argmin along the short axis of an (rows, k) array.
+    vectorised over the rows (``putmask``, no index arrays): faster than an argmin along the short axis of an
+    (rows, k) array.
     """
     scores = C @ block.T
     scores -= half_norms[:, None]
     best = scores[0].copy()
     labels = np.zeros(block.shape[0], dtype=np.intp)
     for j in range(1, C.shape[0]):
-        labels[scores[j] > best] = j
+        np.putmask(labels, scores[j] > best, j)
         np.maximum(best, scores[j], out=best)
     return labels
 
@@ -284,6 +286,23 @@ def _assign(Z: np.ndarray, C: np.ndarray) -> np.ndarray:
     for start in range(0, Z.shape[0], _CHUNK):
         labels[start : start + _CHUNK] = _nearest(Z[start : start + _CHUNK], C, half_norms)
     return labels
+
+
+def _membership(block: np.ndarray, C: np.ndarray, half_norms: np.ndarray) -> np.ndarray:
+    """One-hot (k, rows) of :func:`_nearest`'s assignment, without the labels: where each column's score is largest.
+
+    The maximum over the k centres is one contiguous reduction; an exact tie (two centres at the same score) would
+    make a record count twice, so such columns keep only their first maximum, as :func:`_nearest` does.
+    """
+    scores = C @ block.T
+    scores -= half_norms[:, None]
+    member = scores == scores.max(axis=0)
+    tied = np.flatnonzero(member.sum(axis=0) > 1)
+    if tied.size:
+        first = member[:, tied].argmax(axis=0)
+        member[:, tied] = False
+        member[first, tied] = True
+    return member
 
 
 def _cluster_statistics(
@@ -299,12 +318,13 @@ def _cluster_statistics(
     half_norms = 0.5 * (C * C).sum(axis=1)
     for start in range(0, Z.shape[0], _CHUNK):
         block = Z[start : start + _CHUNK]
-        labels = _nearest(block, C, half_norms)
-        w = None if weights is None else weights[start : start + _CHUNK]
-        counts += np.bincount(labels, weights=w, minlength=k)
-        # Sequential float64 sums of grid values are exact (see grid_bits), so bincount's order does not matter.
-        columns = block.T if w is None else block.T * w
-        sums += np.stack([np.bincount(labels, weights=col, minlength=k) for col in columns], axis=1)
+        member = _membership(block, C, half_norms).astype(np.float64)  # (k, rows), one 1 per column
+        if weights is not None:
+            member *= weights[start : start + _CHUNK]
+        counts += member.sum(axis=1)
+        # One BLAS product for all k·d sums. Unweighted, every product is 0 or a grid value and every partial sum a
+        # grid multiple below 2⁵³ grid steps (see grid_bits), so the sums are exact in whatever order BLAS adds.
+        sums += member @ block
     return counts, sums
 
 

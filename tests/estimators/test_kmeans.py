@@ -734,3 +734,26 @@ def test_predict_refuses_rows_with_nan():
     model = KMeans(2, bounds=(0, 1)).release_response(dp.Eps(1.0), X, rng=0).response
     with pytest.raises(ValueError, match="NaN or infinite"):
         model.predict(np.array([[0.5, np.nan]]))
+
+
+def test_a_record_tied_between_two_centres_counts_once_in_the_first():
+    """An exact tie in the one-hot assignment keeps only the first centre, as predict does (no double count)."""
+    C = np.array([[-0.5, 0.0], [0.5, 0.0], [0.0, 0.5]])
+    Z = np.array([[0.0, 0.0], [0.0, -0.25], [0.25, 0.0], [0.0, 1.0]])  # the first two tie between centres 0 and 1
+    counts, sums = km._cluster_statistics(Z, C)
+    labels = km._assign(Z, C)
+    assert labels.tolist() == [0, 0, 1, 2]
+    assert counts.tolist() == [2.0, 1.0, 1.0]
+    np.testing.assert_array_equal(sums, np.array([[0.0, -0.25], [0.25, 0.0], [0.0, 1.0]]))
+
+
+def test_cluster_sums_are_the_exact_sums_of_the_assigned_rows_in_every_block():
+    """Counts and sums from the one-hot product equal per-label exact sums, across several assignment blocks."""
+    rng = np.random.default_rng(3)
+    Z = np.round(rng.uniform(-1, 1, (3 * km._CHUNK + 17, 3)) * 2**20) / 2**20  # grid values: exact sums
+    C = rng.uniform(-1, 1, (4, 3))
+    counts, sums = km._cluster_statistics(Z, C)
+    labels = km._assign(Z, C)
+    np.testing.assert_array_equal(counts, np.bincount(labels, minlength=4))
+    exact = np.array([[math.fsum(Z[labels == j, i]) for i in range(3)] for j in range(4)])
+    np.testing.assert_array_equal(sums, exact)
