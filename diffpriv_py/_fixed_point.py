@@ -355,23 +355,53 @@ def row_norms(block: np.ndarray) -> np.ndarray:
     return norms
 
 
+_FAST_SQUARES = (2.0**-800, 2.0**800)
+"""Computed sums of squares for which :func:`clip_rows_to_norm` scales a row directly (see its Notes)."""
+_FAST_BOUNDS = (2.0**-400, 2.0**400)
+
+
 def clip_rows_to_norm(block: np.ndarray, bound: float) -> np.ndarray:
     """Rows scaled into the unit ball, x / max(‖x‖, bound), with a proven exact norm ≤ 1 for the floats returned.
 
-    Computed as (x/p) / max(‖x/p‖, bound/p) with p the row's largest |x|, so rows up to 1.8e308 keep their direction
-    (no overflow). A row that is not finite becomes the zero row (a data-independent value, never NaN). Why the
-    extra factor 1 − 4(d + 4)u (u = 2⁻⁵³): the computed norm of the scaled row has relative error at most
-    (d + 4)u/(1 − (d + 4)u), and each division adds u, so the quotient's true norm can exceed 1 by about
-    2(d + 5)u; the factor (itself rounded) brings every row strictly inside.
+    A row that is not finite becomes the zero row (a data-independent value, never NaN). Every row is multiplied by
+    (about) 1 − 4(d + 4)u (u = 2⁻⁵³) on top, which absorbs the rounding below.
+
+    Notes
+    -----
+    Two paths, chosen per row from that row alone, with one bound.
+
+    *Direct* (the common case): when the computed s = fl(Σxᵢ²) lies in [2⁻⁸⁰⁰, 2⁸⁰⁰] and ``bound`` in
+    [2⁻⁴⁰⁰, 2⁴⁰⁰], the row is multiplied by c = fl(shrink / max(fl(√s), bound)). No square overflowed (s is
+    finite) and underflowed squares cost at most d·2⁻¹⁰⁷⁴, a relative 2⁻²⁷⁴·d of Σxᵢ² ≥ 2⁻⁸⁰¹; so
+    fl(√s) ≥ ‖x‖(1 − (d/2 + 2)u), c ≤ (shrink / max(‖x‖(1 − (d/2 + 2)u), bound))(1 + u), c is a normal double,
+    and each product xᵢc adds a relative u (or 2⁻¹⁰⁷⁵ if it underflows). The true norm of the result is therefore
+    at most shrink·(1 + u)²/(1 − (d/2 + 2)u) + √d·2⁻¹⁰⁷⁵ < 1 for shrink = 1 − 4(d + 4)u.
+
+    *Scaled* (any other finite row, e.g. entries near 1e154 or 1e-200): computed as (x/p) / max(‖x/p‖, bound/p)
+    with p the row's largest |x|, so rows up to 1.8e308 keep their direction. The computed norm of the scaled row has
+    relative error at most (d + 4)u/(1 − (d + 4)u), and each division adds u, so the quotient's true norm can
+    exceed 1 by about 2(d + 5)u; the same factor brings every row strictly inside.
+
+    Both paths scale x by a positive factor, so the direction is kept; the output of each row depends on that row
+    only.
     """
     d = block.shape[1]
-    scaled, peak, rel, finite = _by_peak(block)
     shrink = 1.0 - 4.0 * (d + 4) * UNIT_ROUNDOFF
-    with np.errstate(over="ignore"):
-        limit = bound / peak  # may be +inf for a tiny row: it is then scaled to (almost) 0, as x / bound is
-    denom = np.where(finite, np.maximum(rel, limit), 1.0) / shrink
-    with np.errstate(invalid="ignore"):
-        return np.where(finite[:, None], scaled / denom[:, None], 0.0)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        squares = np.einsum("ij,ij->i", block, block)
+        direct = (squares >= _FAST_SQUARES[0]) & (squares <= _FAST_SQUARES[1])  # NaN and inf fail
+        if not _FAST_BOUNDS[0] <= bound <= _FAST_BOUNDS[1]:
+            direct[:] = False
+        out: np.ndarray = block * (shrink / np.maximum(np.sqrt(squares), bound))[:, None]
+    others = np.flatnonzero(~direct)
+    if others.size:
+        scaled, peak, rel, finite = _by_peak(block[others])
+        with np.errstate(over="ignore"):
+            limit = bound / peak  # may be +inf for a tiny row: it is then scaled to (almost) 0, as x / bound is
+        denom = np.where(finite, np.maximum(rel, limit), 1.0) / shrink
+        with np.errstate(invalid="ignore"):
+            out[others] = np.where(finite[:, None], scaled / denom[:, None], 0.0)
+    return out
 
 
 def clip_rows(X: np.ndarray, bound: float, scale: float = 1.0) -> np.ndarray:
@@ -411,16 +441,19 @@ def grid_rows(unit_rows: np.ndarray, bits: int) -> np.ndarray:
     exact because every partial sum is an integer ≤ d·4ᵇ ≤ 2⁵² — and toward zero otherwise (|trunc(v)| ≤ |v| in
     every coordinate, so the norm cannot grow past that of the unit row).
     """
-    scaled = np.ldexp(unit_rows, bits)
+    # One array, rounded in place: a second n×d temporary alive at the same time costs more in fresh pages than the
+    # arithmetic itself. Multiplying by 2^bits (bits ≤ 30, values ≤ 1) is exact, as ldexp is.
+    step = 2.0**bits
+    q: np.ndarray = unit_rows * step
     if unit_rows.shape[1] * 4.0**bits > 2.0**_EXACT_BITS:
-        result: np.ndarray = np.trunc(scaled)
-        return result
-    q: np.ndarray = np.rint(scaled)
-    over = np.einsum("ij,ij->i", q, q) > 4.0**bits
-    if over.any():
+        return np.trunc(q, out=q)
+    np.rint(q, out=q)
+    over = np.flatnonzero(np.einsum("ij,ij->i", q, q) > 4.0**bits)
+    if over.size:
         # A row on the sphere: shrink it by √d/2 grid steps first (‖rint(v)‖ ≤ ‖v‖ + √d/2), checked again exactly.
-        shrunk = np.rint(scaled[over] * (1.0 - math.sqrt(unit_rows.shape[1]) * 2.0 ** -(bits + 1)))
+        scaled = unit_rows[over] * step
+        shrunk = np.rint(scaled * (1.0 - math.sqrt(unit_rows.shape[1]) * 2.0 ** -(bits + 1)))
         still = np.einsum("ij,ij->i", shrunk, shrunk) > 4.0**bits
-        shrunk[still] = np.trunc(scaled[over][still])
+        shrunk[still] = np.trunc(scaled[still])
         q[over] = shrunk
     return q

@@ -416,3 +416,40 @@ def test_small_inputs_with_nan_still_raise_after_the_charge():
     with pytest.raises(ValueError, match="contain NaN") as info:
         dp.stats.mean(x, dp.Eps(1.0), bounds=(0, 1), rng=0, accountant=acc)
     assert acc.spent.epsilon == pytest.approx(1.0) and "charged" in " ".join(getattr(info.value, "__notes__", []))
+
+
+def _exact_squared_norms(rows: np.ndarray) -> list:
+    from fractions import Fraction
+
+    return [sum(Fraction(float(v)) ** 2 for v in row) for row in rows]
+
+
+@pytest.mark.parametrize("bound", [1.0, 0.3, 20.0, 2.0**-400, 2.0**400, 1e-300, 1e300])
+def test_clipped_rows_have_exact_norm_at_most_one_on_both_paths(bound):
+    """Rows on the sphere, just inside/outside it, at the direct path's limits and beyond: exact ‖row‖² ≤ 1."""
+    rng = np.random.default_rng(int(np.log2(bound)) % 1000)
+    d = 9
+    base = rng.normal(0, 1, (400, d))
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    scales = bound * np.array([1.0, 1 - 2**-52, 1 + 2**-52, 0.5, 2.0, 1e-3, 1e3])
+    edges = np.sqrt([2.0**-800, 2.0**800]) / np.sqrt(d)  # rows whose sum of squares sits at the direct path's limits
+    scales = np.concatenate([scales, edges, edges * (1 - 2**-40), edges * (1 + 2**-40), [1e-200, 1e154, 1e300]])
+    rows = np.concatenate([base * s for s in scales])
+    rows[::7, 0] = -rows[::7, 0]  # signs straddling 0
+    with np.errstate(over="ignore"):
+        rows = rows[np.all(np.isfinite(rows), axis=1)]
+    unit = clip_rows_to_norm(rows, bound)
+    assert max(_exact_squared_norms(unit)) <= 1
+    # Each row's output depends on that row only (same bits alone or in a batch), and the two paths agree closely.
+    np.testing.assert_array_equal(clip_rows_to_norm(rows[5:6], bound), unit[5:6])
+    with np.errstate(over="ignore"):
+        expected = np.minimum(row_norms(rows) / bound, 1.0)
+    np.testing.assert_allclose(row_norms(unit), expected, rtol=1e-13, atol=1e-300)
+
+
+def test_the_clip_without_its_shrink_factor_would_leave_rows_outside_the_ball():
+    """The exact check above is not vacuous: x / max(‖x‖, bound) computed naively exceeds norm 1 on some rows."""
+    rng = np.random.default_rng(5)
+    rows = rng.normal(0, 1, (2000, 9))
+    naive = rows / np.maximum(np.linalg.norm(rows, axis=1), 0.5)[:, None]
+    assert max(_exact_squared_norms(naive)) > 1
