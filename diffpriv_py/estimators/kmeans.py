@@ -289,19 +289,20 @@ def _assign(Z: np.ndarray, C: np.ndarray) -> np.ndarray:
 
 
 def _membership(block: np.ndarray, C: np.ndarray, half_norms: np.ndarray) -> np.ndarray:
-    """One-hot (k, rows) of :func:`_nearest`'s assignment, without the labels: where each column's score is largest.
+    """One-hot (k, rows) float array of :func:`_nearest`'s assignment: 1 where a column's score is largest.
 
-    The maximum over the k centres is one contiguous reduction; an exact tie (two centres at the same score) would
-    make a record count twice, so such columns keep only their first maximum, as :func:`_nearest` does.
+    The maximum over the k centres is one contiguous reduction. An exact tie (two centres at the same score) would
+    make a record count twice, so when the ones do not add up to the number of rows, the columns that do not hold
+    exactly one 1 keep only their first maximum, as :func:`_nearest` does.
     """
     scores = C @ block.T
     scores -= half_norms[:, None]
-    member = scores == scores.max(axis=0)
-    tied = np.flatnonzero(member.sum(axis=0) > 1)
-    if tied.size:
-        first = member[:, tied].argmax(axis=0)
-        member[:, tied] = False
-        member[first, tied] = True
+    member = (scores == scores.max(axis=0)).astype(np.float64)
+    if member.sum() != block.shape[0]:
+        bad = np.flatnonzero(member.sum(axis=0) != 1.0)
+        first = np.argmax(scores[:, bad], axis=0)  # first maximum (NaN cannot occur: grid rows, finite centres)
+        member[:, bad] = 0.0
+        member[first, bad] = 1.0
     return member
 
 
@@ -318,7 +319,7 @@ def _cluster_statistics(
     half_norms = 0.5 * (C * C).sum(axis=1)
     for start in range(0, Z.shape[0], _CHUNK):
         block = Z[start : start + _CHUNK]
-        member = _membership(block, C, half_norms).astype(np.float64)  # (k, rows), one 1 per column
+        member = _membership(block, C, half_norms)  # (k, rows), one 1 per column
         if weights is not None:
             member *= weights[start : start + _CHUNK]
         counts += member.sum(axis=1)
