@@ -561,8 +561,9 @@ _NOTES = """
     minimiser); a value set by the sensitivity sampler (output perturbation) is kept with its random-DP guarantee.
 
     The label set is taken from ``classes=`` when given; otherwise from ``y``, which treats the set of labels
-    present as public (pass ``classes=`` when it is not). NaN labels, complex X and labels outside ``classes``
-    are refused before an accountant is charged. Rows are clipped with overflow-safe norms, and every row's floats
+    present as public (pass ``classes=`` when it is not). Complex X is refused before an accountant is charged (the
+    dtype is public); NaN labels and labels outside ``classes`` are private values, refused after the charge (the
+    error says the charge stands). Rows are clipped with overflow-safe norms, and every row's floats
     have exact norm ≤ 1. Noise comes from floating-point samplers (as every DP ERM library), and the release is
     rounded to a data-independent grid; the sampler's float output is where the implementation still departs from
     the real-number proof.
