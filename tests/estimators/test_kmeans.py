@@ -386,9 +386,9 @@ def test_coreset_candidates_do_not_depend_on_the_data(rng):
     seen = []
     original = km._cluster_statistics
 
-    def spy(Z, C, weights=None):
+    def spy(Z, C, weights=None, **kwargs):
         seen.append(C.copy())
-        return original(Z, C, weights)
+        return original(Z, C, weights, **kwargs)
 
     mech = KMeans(3, bounds=(-1, 1), method="coreset")
     try:
@@ -420,9 +420,9 @@ def test_initial_centres_do_not_depend_on_the_data(rng):
     seen = []
     original = km._cluster_statistics
 
-    def spy(Z, C):
+    def spy(Z, C, **kwargs):
         seen.append(C.copy())
-        return original(Z, C)
+        return original(Z, C, **kwargs)
 
     mech = KMeans(3, bounds=(-1, 1), n_iter=1)
     try:
