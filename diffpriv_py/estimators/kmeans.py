@@ -35,8 +35,13 @@ SHRINKAGE = 3.0
 """τ of the shrinkage weight C̃²/(C̃² + τ²), in count-noise scales (post-processing; see ``KMeans(shrinkage=)``)."""
 
 _CHUNK = 16_384
-"""Rows per block in the assignment step: the k×rows scores and one-hot of a block stay small (in cache for small k),
-and the n×k distance matrix never has to fit in memory at once."""
+"""Most rows per block in the assignment step (see :func:`_block_rows`): the n×k score matrix never has to fit in
+memory at once."""
+
+_BLOCK_ELEMENTS = 2**17
+"""A block holds about this many scores plus coordinates, rows·(k + d + 1): measured single-threaded at 10⁵ rows,
+blocks twice as large made the BLAS products 1.5–3× slower once k ≥ 15 (at k = 5 and d ≤ 10 the size hardly
+matters up to ``_CHUNK``)."""
 
 _N_INIT_NOISY = 3
 """k-means++ restarts of the (free, post-processing) Lloyd run on input-perturbed data."""
@@ -331,20 +336,27 @@ def _assign(Z: np.ndarray, C: np.ndarray) -> np.ndarray:
     work = Z if _is_workspace(Z, C.shape[1]) else _workspace(Z)
     augmented = _augment(C)
     labels = np.empty(work.shape[0], dtype=np.intp)
-    scores = np.empty((C.shape[0], min(_CHUNK, work.shape[0])))
-    for start in range(0, work.shape[0], _CHUNK):
-        labels[start : start + _CHUNK] = _nearest(work[start : start + _CHUNK], augmented, scores)
+    rows = _block_rows(*C.shape)
+    scores = np.empty((C.shape[0], min(rows, work.shape[0])))
+    for start in range(0, work.shape[0], rows):
+        labels[start : start + rows] = _nearest(work[start : start + rows], augmented, scores)
     return labels
 
 
-def _buffers(k: int, n: int) -> tuple[np.ndarray, ...]:
+def _block_rows(k: int, d: int) -> int:
+    """Rows per assignment block for k centres in d dimensions: a power of two from 256 to ``_CHUNK``."""
+    rows = max(256, min(_CHUNK, _BLOCK_ELEMENTS // (k + d + 1)))
+    return 1 << (rows.bit_length() - 1)
+
+
+def _buffers(k: int, d: int, n: int) -> tuple[np.ndarray, ...]:
     """Scratch arrays for assigning one block of ``n`` records to k centres: scores, maxima, boolean and float one-hot.
 
     Made once per release (or free Lloyd run) and reused by every block of every iteration: a fresh allocation of
     this size may come as newly mapped pages, whose first-touch faults cost more than the arithmetic (measured at
     10⁴ × 10, k = 5: 0.12 or 0.39 ms per pass over the data, depending on the allocator's state).
     """
-    rows = min(_CHUNK, n)
+    rows = min(_block_rows(k, d), n)
     return np.empty((k, rows)), np.empty(rows), np.empty((k, rows), dtype=bool), np.empty((k, rows))
 
 
@@ -386,12 +398,13 @@ def _cluster_statistics(
     """
     k, d = C.shape
     work = Z if _is_workspace(Z, d) else _workspace(Z)
-    if buffers is None or buffers[0].shape[0] != k or buffers[0].shape[1] < min(_CHUNK, work.shape[0]):
-        buffers = _buffers(k, work.shape[0])
+    rows = _block_rows(k, d)
+    if buffers is None or buffers[0].shape[0] != k or buffers[0].shape[1] < min(rows, work.shape[0]):
+        buffers = _buffers(k, d, work.shape[0])
     augmented = _augment(C)
     totals = np.zeros((k, d + 1))
-    for start in range(0, work.shape[0], _CHUNK):
-        block = work[start : start + _CHUNK]
+    for start in range(0, work.shape[0], rows):
+        block = work[start : start + rows]
         member = _membership(block, augmented, buffers)  # (k, rows)
         if weights is None:
             # One BLAS product for all k·d sums and the k counts (the ones column). Every product is 0, 1 or a grid
@@ -405,7 +418,7 @@ def _cluster_statistics(
         else:
             if member.sum() != block.shape[0]:
                 _first_maximum(member, buffers[0][:, : block.shape[0]])
-            member *= weights[start : start + _CHUNK]
+            member *= weights[start : start + rows]
             part = member @ block
         totals += part
     return totals[:, d].copy(), totals[:, :d].copy()
@@ -467,7 +480,7 @@ def _lloyd(
 ) -> tuple[np.ndarray, int]:
     """Plain (optionally weighted) Lloyd with k-means++ seeding and restarts; only ever run on already-private data."""
     best, best_cost, best_iter = None, math.inf, 0
-    n, work, buffers = Z.shape[0], _workspace(Z), _buffers(k, Z.shape[0])
+    n, work, buffers = Z.shape[0], _workspace(Z), _buffers(k, Z.shape[1], Z.shape[0])
     for _ in range(n_init):
         C = np.empty((k, Z.shape[1]))
         C[0] = Z[rng.integers(n) if weights is None else rng.choice(n, p=weights / weights.sum())]
@@ -1059,7 +1072,7 @@ class KMeans(DPMech):
         buffers = None
         if not isinstance(Z, _BlockwiseData):  # made once, used by every iteration
             Z = Z if _is_workspace(Z, centres.shape[2]) else _workspace(Z)
-            buffers = _buffers(centres.shape[1], Z.shape[0])
+            buffers = _buffers(centres.shape[1], centres.shape[2], Z.shape[0])
         for _ in range(plan.n_iter):
             noisy_counts, noisy_sums = self._noisy_statistics(
                 Z, centres, plan.epsilon_count, plan.epsilon_sums, rng, buffers
