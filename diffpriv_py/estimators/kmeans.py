@@ -344,9 +344,12 @@ def _assign(Z: np.ndarray, C: np.ndarray) -> np.ndarray:
 
 
 def _block_rows(k: int, d: int) -> int:
-    """Rows per assignment block for k centres in d dimensions: a power of two from 256 to ``_CHUNK``."""
-    rows = max(256, min(_CHUNK, _BLOCK_ELEMENTS // (k + d + 1)))
-    return 1 << (rows.bit_length() - 1)
+    """Rows per assignment block for k centres in d dimensions: a power of two from 256 to ``_CHUNK``.
+
+    The power of two nearest (in ratio) to ``_BLOCK_ELEMENTS / (k + d + 1)``.
+    """
+    rows = _BLOCK_ELEMENTS / (k + d + 1)
+    return int(min(_CHUNK, max(256, 2 ** round(math.log2(rows)))))
 
 
 def _buffers(k: int, d: int, n: int) -> tuple[np.ndarray, ...]:
