@@ -776,13 +776,14 @@ def test_changing_one_record_moves_only_that_record_between_cells_in_any_block()
     """
     rng = np.random.default_rng(5)
     C = np.array([[-0.5, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, -0.5]])
-    X = np.round(rng.uniform(-1, 1, (2 * km._CHUNK + 33, 3)) * 8) / 8  # coarse grid: many exact ties
-    X[km._CHUNK - 1] = 0.0  # equidistant from all four centres
+    rows = km._block_rows(4, 3)
+    X = np.round(rng.uniform(-1, 1, (2 * rows + 33, 3)) * 8) / 8  # coarse grid: many exact ties
+    X[rows - 1] = 0.0  # equidistant from all four centres
     mech = KMeans(4, bounds=(-1, 1))
     Z = mech.prepare(X)
     counts, sums = km._cluster_statistics(Z, C)
     replacements = ([0.0, 0.0, 0.0], [1.0, -1.0, 1.0], [0.0, 0.0, 0.0], [-1.0, 1.0, -1.0])
-    for i, record in zip((0, km._CHUNK - 1, km._CHUNK, len(X) - 1), replacements, strict=True):
+    for i, record in zip((0, rows - 1, rows, len(X) - 1), replacements, strict=True):
         X2 = X.copy()
         X2[i] = record
         Z2 = mech.prepare(X2)
@@ -819,7 +820,7 @@ def test_prepare_writes_the_grid_data_into_the_workspace_the_iterations_read_wit
 def test_the_assignment_is_the_nearest_centre_by_direct_distances_in_every_block():
     """Away from ties, the fused score product assigns each record to the centre at the smallest squared distance."""
     rng = np.random.default_rng(8)
-    Z = rng.uniform(-1, 1, (2 * km._CHUNK + 5, 5))
+    Z = rng.uniform(-1, 1, (2 * km._block_rows(7, 5) + 5, 5))
     C = rng.uniform(-1, 1, (7, 5))
     distances = ((Z[:, None, :] - C[None]) ** 2).sum(axis=2)
     top2 = np.sort(distances, axis=1)[:, :2]
