@@ -275,12 +275,22 @@ def _workspace(Z: np.ndarray) -> np.ndarray:
     coordinate sums and the counts together. Column-major blocks make both products read the block as d+1
     contiguous rows, which single-threaded OpenBLAS multiplies 2–2.5× faster than the row-major block.
     """
-    base = Z.base
-    if isinstance(base, np.ndarray) and _is_workspace(base, Z.shape[1]) and _is_data_of(Z, base):
-        return base  # Z came from KMeans.prepare, which writes the data into its workspace: no copy
+    existing = _existing_workspace(Z, Z.shape[1])
+    if existing is not None:
+        return existing  # Z came from KMeans.prepare, which writes the data into its workspace: no copy
     work = _empty_workspace(*Z.shape)
     work[:, : Z.shape[1]] = Z
     return work
+
+
+def _existing_workspace(Z: np.ndarray, d: int) -> np.ndarray | None:
+    """The workspace ``Z`` is, or whose data columns it is (from ``KMeans.prepare``); else None."""
+    if _is_workspace(Z, d):
+        return Z
+    base = Z.base
+    if isinstance(base, np.ndarray) and _is_workspace(base, d) and _is_data_of(Z, base):
+        return base
+    return None
 
 
 def _empty_workspace(n: int, d: int) -> np.ndarray:
@@ -316,30 +326,43 @@ def _scores(work: np.ndarray, augmented: np.ndarray, out: np.ndarray) -> np.ndar
     return result
 
 
-def _nearest(work: np.ndarray, augmented: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Nearest centre of every row of the workspace block ``work``: argmax_j z·c_j − ‖c_j‖²/2 (the first on ties).
+def _nearest(scores: np.ndarray) -> np.ndarray:
+    """Index of the largest of the (k, rows) ``scores`` in every column (the first on ties).
 
     The running maximum runs over the k centres, each step vectorised over the rows (``putmask``, no index
     arrays): faster than an argmin along the short axis of an (rows, k) array.
     """
-    scores = _scores(work, augmented, scores[:, : work.shape[0]])
     best = scores[0].copy()
-    labels = np.zeros(work.shape[0], dtype=np.intp)
-    for j in range(1, augmented.shape[0]):
+    labels = np.zeros(scores.shape[1], dtype=np.intp)
+    for j in range(1, scores.shape[0]):
         np.putmask(labels, scores[j] > best, j)
         np.maximum(best, scores[j], out=best)
     return labels
 
 
 def _assign(Z: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """Nearest centre of every row, in blocks of rows (the assignment every release uses)."""
-    work = Z if _is_workspace(Z, C.shape[1]) else _workspace(Z)
-    augmented = _augment(C)
-    labels = np.empty(work.shape[0], dtype=np.intp)
-    rows = _block_rows(*C.shape)
-    scores = np.empty((C.shape[0], min(rows, work.shape[0])))
-    for start in range(0, work.shape[0], rows):
-        labels[start : start + rows] = _nearest(work[start : start + rows], augmented, scores)
+    """Nearest centre of every row by argmax_j z·c_j − ‖c_j‖²/2, in blocks of rows (the first centre on ties).
+
+    Prepared data is scored as the statistics kernels score it (:func:`_scores`). Other data (``predict`` on the
+    caller's rows, in the caller's units) is scored in place, ``C @ blockᵀ − ‖c‖²/2``, without copying it into a
+    workspace; the two agree up to the rounding of the last operation.
+    """
+    k, d = C.shape
+    n = Z.shape[0]
+    whole = _existing_workspace(Z, d)
+    augmented, half_norms = _augment(C), 0.5 * (C * C).sum(axis=1)[:, None]
+    labels = np.empty(n, dtype=np.intp)
+    rows = _block_rows(k, d)
+    buffer = np.empty((k, min(rows, n)))
+    for start in range(0, n, rows):
+        stop = min(start + rows, n)
+        scores = buffer[:, : stop - start]
+        if whole is not None:
+            _scores(whole[start:stop], augmented, scores)
+        else:
+            np.matmul(C, Z[start:stop].T, out=scores)
+            scores -= half_norms
+        labels[start:stop] = _nearest(scores)
     return labels
 
 
