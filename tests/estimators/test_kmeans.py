@@ -386,9 +386,9 @@ def test_coreset_candidates_do_not_depend_on_the_data(rng):
     seen = []
     original = km._cluster_statistics
 
-    def spy(Z, C, weights=None):
+    def spy(Z, C, weights=None, **kwargs):
         seen.append(C.copy())
-        return original(Z, C, weights)
+        return original(Z, C, weights, **kwargs)
 
     mech = KMeans(3, bounds=(-1, 1), method="coreset")
     try:
@@ -420,9 +420,9 @@ def test_initial_centres_do_not_depend_on_the_data(rng):
     seen = []
     original = km._cluster_statistics
 
-    def spy(Z, C):
+    def spy(Z, C, **kwargs):
         seen.append(C.copy())
-        return original(Z, C)
+        return original(Z, C, **kwargs)
 
     mech = KMeans(3, bounds=(-1, 1), n_iter=1)
     try:
@@ -757,3 +757,76 @@ def test_cluster_sums_are_the_exact_sums_of_the_assigned_rows_in_every_block():
     np.testing.assert_array_equal(counts, np.bincount(labels, minlength=4))
     exact = np.array([[math.fsum(Z[labels == j, i]) for i in range(3)] for j in range(4)])
     np.testing.assert_array_equal(sums, exact)
+
+
+def test_a_tie_counts_once_in_the_first_centre_when_the_points_are_weighted():
+    """The weighted statistics (free Lloyd on a private coreset) keep only the first centre of an exact tie too."""
+    C = np.array([[-0.5, 0.0], [0.5, 0.0]])
+    Z = np.array([[0.0, 0.0], [0.5, 0.25], [-0.5, 0.0]])  # the first ties between the two centres
+    counts, sums = km._cluster_statistics(Z, C, np.array([2.0, 3.0, 5.0]))
+    assert counts.tolist() == [7.0, 3.0]
+    np.testing.assert_array_equal(sums, [[-2.5, 0.0], [1.5, 0.75]])
+
+
+def test_changing_one_record_moves_only_that_record_between_cells_in_any_block():
+    """Replace-one: the statistics change by exactly the old record leaving its cell and the new joining its own.
+
+    The data spans several assignment blocks and holds exact ties; the assignment of every other record is a
+    function of that record and the centres alone, so nothing else may move.
+    """
+    rng = np.random.default_rng(5)
+    C = np.array([[-0.5, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, -0.5]])
+    rows = km._block_rows(4, 3)
+    X = np.round(rng.uniform(-1, 1, (2 * rows + 33, 3)) * 8) / 8  # coarse grid: many exact ties
+    X[rows - 1] = 0.0  # equidistant from all four centres
+    mech = KMeans(4, bounds=(-1, 1))
+    Z = mech.prepare(X)
+    counts, sums = km._cluster_statistics(Z, C)
+    replacements = ([0.0, 0.0, 0.0], [1.0, -1.0, 1.0], [0.0, 0.0, 0.0], [-1.0, 1.0, -1.0])
+    for i, record in zip((0, rows - 1, rows, len(X) - 1), replacements, strict=True):
+        X2 = X.copy()
+        X2[i] = record
+        Z2 = mech.prepare(X2)
+        counts2, sums2 = km._cluster_statistics(Z2, C)
+        old, new = km._assign(Z[i : i + 1], C)[0], km._assign(Z2[i : i + 1], C)[0]
+        expected_counts, expected_sums = counts.copy(), sums.copy()
+        expected_counts[old] -= 1
+        expected_counts[new] += 1
+        expected_sums[old] -= Z[i]
+        expected_sums[new] += Z2[i]
+        np.testing.assert_array_equal(counts2, expected_counts)
+        np.testing.assert_array_equal(sums2, expected_sums)
+
+
+def test_prepare_writes_the_grid_data_into_the_workspace_the_iterations_read_without_a_copy(rng):
+    """prepare's values equal the clip-and-round formula; its workspace is reused, a view of it gets its own."""
+    mech = KMeans(3, bounds=(-2, 5))
+    X = rng.normal(1, 3, (500, 4))
+    Z = mech.prepare(X)
+    expected = km._to_grid(np.clip((X - 1.5) / 3.5, -1.0, 1.0), km.grid_bits(500))
+    np.testing.assert_array_equal(Z, expected)
+    work = km._workspace(Z)
+    assert np.shares_memory(work, Z) and np.all(work[:, 4] == 1.0)
+    np.testing.assert_array_equal(work[:, :4], Z)
+    C = rng.uniform(-1, 1, (3, 4))
+    for view in (Z[1:], Z[:, ::-1], Z[::2], Z[:, 1:]):
+        assert not np.shares_memory(km._workspace(view), Z)
+        got = km._cluster_statistics(view, C[:, : view.shape[1]])
+        want = km._cluster_statistics(np.array(view), C[:, : view.shape[1]])
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_the_assignment_is_the_nearest_centre_by_direct_distances_in_every_block():
+    """Away from ties, the fused score product assigns each record to the centre at the smallest squared distance."""
+    rng = np.random.default_rng(8)
+    Z = rng.uniform(-1, 1, (2 * km._block_rows(7, 5) + 5, 5))
+    C = rng.uniform(-1, 1, (7, 5))
+    distances = ((Z[:, None, :] - C[None]) ** 2).sum(axis=2)
+    top2 = np.sort(distances, axis=1)[:, :2]
+    clear = top2[:, 1] - top2[:, 0] > 1e-9
+    assert clear.mean() > 0.999
+    labels = km._assign(Z, C)
+    np.testing.assert_array_equal(labels[clear], distances.argmin(axis=1)[clear])
+    counts, _ = km._cluster_statistics(Z, C)
+    np.testing.assert_array_equal(counts, np.bincount(labels, minlength=7))
