@@ -446,7 +446,8 @@ def grid_rows(unit_rows: np.ndarray, bits: int) -> np.ndarray:
     step = 2.0**bits
     q: np.ndarray = unit_rows * step
     if unit_rows.shape[1] * 4.0**bits > 2.0**_EXACT_BITS:
-        return np.trunc(q, out=q)
+        np.trunc(q, out=q)
+        return q
     np.rint(q, out=q)
     over = np.flatnonzero(np.einsum("ij,ij->i", q, q) > 4.0**bits)
     if over.size:
