@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from sphere_quadrature import sphere_second_moments
 
 from diffpriv_py.estimators import _bingham
 from diffpriv_py.estimators._bingham import (
@@ -96,17 +97,6 @@ def test_angular_test_rejects_diffprivlibs_acceptance_rule():
     assert stats.kstest(_doubled_angle(z, 0.0), stats.vonmises(kappa / 2).cdf).pvalue < ALPHA
 
 
-def _sphere_second_moments(lam: np.ndarray) -> np.ndarray:
-    """E[x_i²] under density ∝ exp(Σ λ_i x_i²) on S², by Gauss–Legendre quadrature in cos θ and uniform φ."""
-    u, w = np.polynomial.legendre.leggauss(200)
-    phi = np.linspace(0, 2 * np.pi, 400, endpoint=False)
-    cu, ph = np.meshgrid(u, phi, indexing="ij")
-    s = np.sqrt(1 - cu**2)
-    x = np.stack([s * np.cos(ph), s * np.sin(ph), cu])
-    dens = np.exp(np.tensordot(lam, x**2, axes=1) - lam.max()) * w[:, None]
-    return (x**2 * dens).sum(axis=(1, 2)) / dens.sum()
-
-
 def test_vector_sampler_second_moments_match_quadrature_at_q3():
     """At q = 3, E[x_i²] of 20 000 draws agrees with numerical integration within 6 standard errors."""
     rng = np.random.default_rng(15)
@@ -114,7 +104,7 @@ def test_vector_sampler_second_moments_match_quadrature_at_q3():
     basis = np.linalg.qr(rng.standard_normal((3, 3)))[0]
     z = sample_vector_bingham(basis @ np.diag(lam) @ basis.T, rng, size=20_000)
     y2 = (z @ basis) ** 2
-    exact = _sphere_second_moments(lam)
+    exact = sphere_second_moments(lam)
     se = y2.std(axis=0) / math.sqrt(len(y2))
     assert np.all(np.abs(y2.mean(axis=0) - exact) < 6 * se)
 

@@ -11,6 +11,7 @@ import attrs
 import numpy as np
 import pytest
 from scipy import stats
+from sphere_quadrature import sphere_second_moments
 
 import diffpriv_py as dp
 from diffpriv_py.estimators import PCA, PCAModel, q_f, subspace_overlap
@@ -429,21 +430,10 @@ def test_complement_path_at_d3_k2_matches_the_normal_vectors_exact_law():
     # what 20,000 draws can resolve in the quadrature comparison below.
     np.testing.assert_allclose(basis.T @ value.gram @ basis, np.diag(lam_sorted), atol=1e-6)
     se = w2.std(axis=0) / math.sqrt(len(w2))
-    exact = _sphere_second_moments(-eps / 2 * lam_sorted)
-    wrong = _sphere_second_moments(-eps * lam_sorted)
+    exact = sphere_second_moments(-eps / 2 * lam_sorted)
+    wrong = sphere_second_moments(-eps * lam_sorted)
     assert np.all(np.abs(w2.mean(axis=0) - exact) < 6 * se)
     assert np.any(np.abs(w2.mean(axis=0) - wrong) > 6 * se)
-
-
-def _sphere_second_moments(lam: np.ndarray) -> np.ndarray:
-    """E[x_i²] under the density ∝ exp(Σ λ_i x_i²) on S², by Gauss–Legendre quadrature in cos θ and uniform φ."""
-    u, w = np.polynomial.legendre.leggauss(200)
-    phi = np.linspace(0, 2 * np.pi, 400, endpoint=False)
-    cu, ph = np.meshgrid(u, phi, indexing="ij")
-    s = np.sqrt(1 - cu**2)
-    x = np.stack([s * np.cos(ph), s * np.sin(ph), cu])
-    dens = np.exp(np.tensordot(lam, x**2, axes=1) - lam.max()) * w[:, None]
-    return (x**2 * dens).sum(axis=(1, 2)) / dens.sum()
 
 
 def test_releases_reproduce_with_a_seed_and_differ_without(rng):
