@@ -962,6 +962,20 @@ def grid_laplace(
     return _signed_geometric(values.size, lam, rng, unit=r, offset=values.ravel()).reshape(values.shape)
 
 
+def grid_laplace_noise(
+    shape: tuple[int, ...], sensitivity: float, epsilon: float, dims: int, rng: np.random.Generator
+) -> tuple[np.ndarray, float]:
+    """The noise :func:`grid_laplace` adds, drawn ahead for values of ``shape``, and its grid r.
+
+    ``_round_to_grid(values, r) + noise`` has the law of ``grid_laplace(values, sensitivity, epsilon, dims, rng)``:
+    the same integer sampler with the same λ, and the same two grid multiples added in one correctly rounded sum.
+    Drawing ahead suits releases whose values are computed later (one call for many steps).
+    """
+    r, eps_c, rounded_sensitivity = _laplace_grid(sensitivity, epsilon, dims)
+    noise = _signed_geometric(math.prod(shape), r * eps_c / rounded_sensitivity, rng, unit=r)
+    return noise.reshape(shape), r
+
+
 @functools.lru_cache(maxsize=1024)
 def _laplace_scalar_plan(sensitivity: float, epsilon: float) -> tuple[_ScalarConstants, float] | None:
     """The scalar path of :func:`grid_laplace` for one value (``dims`` = 1): the constants of the call it makes to

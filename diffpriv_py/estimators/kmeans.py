@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import attrs
 import numpy as np
 
+from .. import _noise
 from .._blockwise import Chunks, is_out_of_core, map_reduce, n_rows
 from .._validation import check_int
 from ..exceptions import TargetOutputError
@@ -35,13 +37,11 @@ SHRINKAGE = 3.0
 """τ of the shrinkage weight C̃²/(C̃² + τ²), in count-noise scales (post-processing; see ``KMeans(shrinkage=)``)."""
 
 _CHUNK = 16_384
-"""Most rows per block in the assignment step (see :func:`_block_rows`): the n×k score matrix never has to fit in
+"""Most rows per block in the assignment step (see :func:`_block_rows`): the k×rows score matrix never has to fit in
 memory at once."""
 
-_BLOCK_ELEMENTS = 2**17
-"""A block holds about this many scores plus coordinates, rows·(k + d + 1): measured single-threaded at 10⁵ rows,
-blocks twice as large made the BLAS products 1.5–3× slower once k ≥ 15 (at k = 5 and d ≤ 10 the size hardly
-matters up to ``_CHUNK``)."""
+_NOISE_AHEAD = 2**18
+"""Most noise values the DPLloyd steps draw ahead in one sampler call (2 MiB)."""
 
 _N_INIT_NOISY = 3
 """k-means++ restarts of the (free, post-processing) Lloyd run on input-perturbed data."""
@@ -314,18 +314,6 @@ def _augment(C: np.ndarray) -> np.ndarray:
     return np.concatenate([C, -0.5 * (C * C).sum(axis=1, keepdims=True)], axis=1)
 
 
-def _scores(work: np.ndarray, augmented: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """z·c_j − ‖c_j‖²/2 for every centre j and every row z of the workspace block ``work``, laid out (k, rows).
-
-    One BLAS product against the :func:`_augment`-ed centres. Entry (j, i) is computed from centre j and record i
-    alone (a matrix product never mixes columns); its rounding may depend on the BLAS kernel and the record's place
-    in the block, but under replace-one no record changes place, so changing one record changes no other record's
-    scores or cell — which is all the privacy analysis needs of the assignment.
-    """
-    result: np.ndarray = np.matmul(augmented, work.T, out=out)
-    return result
-
-
 def _nearest(scores: np.ndarray) -> np.ndarray:
     """Index of the largest of the (k, rows) ``scores`` in every column (the first on ties).
 
@@ -343,111 +331,165 @@ def _nearest(scores: np.ndarray) -> np.ndarray:
 def _assign(Z: np.ndarray, C: np.ndarray) -> np.ndarray:
     """Nearest centre of every row by argmax_j z·c_j − ‖c_j‖²/2, in blocks of rows (the first centre on ties).
 
-    Prepared data is scored as the statistics kernels score it (:func:`_scores`). Other data (``predict`` on the
-    caller's rows, in the caller's units) is scored in place, ``C @ blockᵀ − ‖c‖²/2``, without copying it into a
-    workspace; the two agree up to the rounding of the last operation.
+    Prepared data (from ``KMeans.prepare``) is assigned by the statistics kernel itself (:class:`_Cells`), so the
+    labels are the cells its counts and sums use. Other data (``predict`` on the caller's rows, in the caller's
+    units) is scored in float64 in place, ``C @ blockᵀ − ‖c‖²/2``, without copying it into a workspace.
     """
     k, d = C.shape
+    if _existing_workspace(Z, d) is not None:
+        return _Cells.of(Z, k).labels(C)
+    half_norms = 0.5 * (C * C).sum(axis=1)[:, None]
     n = Z.shape[0]
-    whole = _existing_workspace(Z, d)
-    augmented, half_norms = _augment(C), 0.5 * (C * C).sum(axis=1)[:, None]
     labels = np.empty(n, dtype=np.intp)
     rows = _block_rows(k, d)
-    buffer = np.empty((k, min(rows, n)))
+    scores = np.empty((k, min(rows, n)))
     for start in range(0, n, rows):
         stop = min(start + rows, n)
-        scores = buffer[:, : stop - start]
-        if whole is not None:
-            _scores(whole[start:stop], augmented, scores)
-        else:
-            np.matmul(C, Z[start:stop].T, out=scores)
-            scores -= half_norms
-        labels[start:stop] = _nearest(scores)
+        block_scores = np.matmul(C, Z[start:stop].T, out=scores[:, : stop - start])
+        block_scores -= half_norms
+        labels[start:stop] = _nearest(block_scores)
     return labels
 
 
 def _block_rows(k: int, d: int) -> int:
-    """Rows per assignment block for k centres in d dimensions: a power of two from 256 to ``_CHUNK``.
+    """Rows per assignment block for k centres in d dimensions.
 
-    The power of two nearest (in ratio) to ``_BLOCK_ELEMENTS / (k + d + 1)``.
+    ``_CHUNK`` rows while k + d + 1 ≤ 20, 2048 up to 100 and 1024 beyond: the fastest of 1024 … 16384 rows for
+    :meth:`_Cells.statistics` at 10⁵ rows, single-threaded, at (d, k) = (10, 5), (2, 15), (10, 15), (10, 30),
+    (50, 5), (2, 50) and (100, 10). Larger blocks cost fewer calls, but from k + d + 1 ≈ 26 OpenBLAS multiplies
+    blocks of 4096 rows or more up to 1.8× slower per row.
     """
-    rows = _BLOCK_ELEMENTS / (k + d + 1)
-    return int(min(_CHUNK, max(256, 2 ** round(math.log2(rows)))))
+    width = k + d + 1
+    return _CHUNK if width <= 20 else 2048 if width <= 100 else 1024
 
 
-def _buffers(k: int, d: int, n: int) -> tuple[np.ndarray, ...]:
-    """Scratch arrays for assigning one block of ``n`` records to k centres: scores, maxima, boolean and float one-hot.
-
-    Made once per release (or free Lloyd run) and reused by every block of every iteration: a fresh allocation of
-    this size may come as newly mapped pages, whose first-touch faults cost more than the arithmetic (measured at
-    10⁴ × 10, k = 5: 0.12 or 0.39 ms per pass over the data, depending on the allocator's state).
-    """
-    rows = min(_block_rows(k, d), n)
-    return np.empty((k, rows)), np.empty(rows), np.empty((k, rows), dtype=bool), np.empty((k, rows))
-
-
-def _membership(work: np.ndarray, augmented: np.ndarray, buffers: tuple[np.ndarray, ...]) -> np.ndarray:
-    """One-hot (k, rows) float array: 1 where a column's score is largest (all maxima on an exact tie).
-
-    Written into ``buffers`` (:func:`_buffers`), so no block allocates fresh pages. Ties are resolved by the
-    caller (:func:`_first_maximum`).
-    """
-    rows = work.shape[0]
-    scores_buf, best_buf, hot_buf, member_buf = buffers
-    scores = _scores(work, augmented, scores_buf[:, :rows])
-    best = np.max(scores, axis=0, out=best_buf[:rows])
-    hot = np.equal(scores, best, out=hot_buf[:, :rows])
-    member: np.ndarray = member_buf[:, :rows]
-    np.copyto(member, hot)
-    return member
-
-
-def _first_maximum(member: np.ndarray, scores: np.ndarray) -> None:
-    """Keep only the first maximum in the columns of the one-hot ``member`` that do not hold exactly one 1.
+def _first_maximum(hot: np.ndarray, scores: np.ndarray) -> None:
+    """Keep only the first maximum in the columns of the boolean one-hot ``hot`` that do not hold exactly one.
 
     An exact tie (two centres at the same score) would make a record count twice; :func:`_nearest` keeps the first.
     """
-    bad = np.flatnonzero(member.sum(axis=0) != 1.0)
-    first = np.argmax(scores[:, bad], axis=0)  # first maximum (NaN cannot occur: grid rows, finite centres)
-    member[:, bad] = 0.0
-    member[first, bad] = 1.0
+    bad = np.flatnonzero(np.count_nonzero(hot, axis=0) != 1)
+    first = np.argmax(scores[:, bad], axis=0)  # first maximum (NaN cannot occur: finite rows and centres)
+    hot[:, bad] = False
+    hot[first, bad] = True
+
+
+@attrs.frozen(eq=False)
+class _Cells:
+    """One in-memory dataset as every assignment pass over it reads it (made once per release or free Lloyd run).
+
+    Attributes
+    ----------
+    work : ndarray of shape (n, d + 1)
+        The :func:`_workspace`: float64, column-major, a ones column last. Counts and sums are products with it.
+    low : ndarray of shape (n, d + 1)
+        The same in float32, which the scores are computed from (half the memory traffic of float64).
+    totals : ndarray of shape (d + 1,)
+        The column sums of ``work`` (the last is n).
+    scratch : tuple of ndarray
+        Scores, maxima, one-hot, float one-hot and label products of one block (reused by every block: fresh
+        pages of this size cost more in first-touch faults than the arithmetic).
+
+    Notes
+    -----
+    **Privacy.** The assignment may be any function of one record and the public centres: under replace-one the
+    changed record is then the only one that can change cells, so the count histogram moves by ≤ 2 in L1 and the
+    sums by ≤ 2d. Scoring in float32 keeps that (entry (j, i) of a matrix product comes from centre j and record i
+    alone; its rounding may depend on the BLAS kernel and the record's place in the block, and under replace-one
+    no record changes place); it only moves records within about 10⁻⁶ of a Voronoi boundary to a neighbouring cell.
+    **Exactness.** On the fixed-point grid of ``KMeans.prepare`` every product is 0, 1 or a grid value and every
+    partial sum a grid multiple below 2⁵³ grid steps (see :func:`grid_bits`), so counts and sums are exact in any
+    order; the last centre's are therefore ``totals`` minus the others', which saves 1/k of the product.
+    """
+
+    work: np.ndarray
+    low: np.ndarray
+    totals: np.ndarray
+    scratch: tuple[np.ndarray, ...]
+
+    @classmethod
+    def of(cls, Z: np.ndarray, k: int) -> _Cells:
+        """The cells of ``Z`` (data or its workspace) for k centres."""
+        work = _workspace(Z)
+        return cls(work, work.astype(np.float32, order="F"), work.sum(axis=0), ()).for_centres(k)
+
+    def for_centres(self, k: int) -> _Cells:
+        """The same cells with the scratch for k centres (the data and its float32 copy are shared, not copied)."""
+        n, d = self.work.shape[0], self.work.shape[1] - 1
+        rows = min(_block_rows(k, d), n)
+        scratch = (
+            np.empty((k, rows), dtype=np.float32),
+            np.empty(rows, dtype=np.float32),
+            np.empty((k, rows), dtype=bool),
+            np.empty((k, rows)),
+            np.empty((k, rows), dtype=np.min_scalar_type(k - 1)),
+        )
+        return attrs.evolve(self, scratch=scratch)
+
+    def _blocks(self, C: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+        """(start, stop, one-hot) for every block of rows: the (k, rows) boolean membership, one True per column."""
+        k, d = C.shape
+        augmented = _augment(C).astype(np.float32)
+        scores_buf, best_buf, hot_buf = self.scratch[:3]
+        n, rows = self.work.shape[0], _block_rows(k, d)
+        for start in range(0, n, rows):
+            stop = min(start + rows, n)
+            scores = np.matmul(augmented, self.low[start:stop].T, out=scores_buf[:, : stop - start])
+            best = np.max(scores, axis=0, out=best_buf[: stop - start])
+            hot = np.equal(scores, best, out=hot_buf[:, : stop - start])
+            if np.count_nonzero(hot) != stop - start:
+                _first_maximum(hot, scores)
+            yield start, stop, hot
+
+    def _labels(self, hot: np.ndarray) -> np.ndarray:
+        """The index of the one True in every column of the one-hot ``hot``: Σⱼ j·hot[j] in the smallest integers."""
+        products = self.scratch[4][:, : hot.shape[1]]
+        np.multiply(hot, np.arange(hot.shape[0], dtype=products.dtype)[:, None], out=products)
+        labels: np.ndarray = np.add.reduce(products, axis=0, dtype=products.dtype)
+        return labels.astype(np.intp)
+
+    def labels(self, C: np.ndarray) -> np.ndarray:
+        """The cell of every record."""
+        return np.concatenate([self._labels(hot) for _, _, hot in self._blocks(C)])
+
+    def statistics(self, C: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Counts (k,) and coordinate sums (k, d) of the cells of the centres ``C`` (weighted with ``weights``).
+
+        Each block's sums are the product of its float one-hot with the block, or, when a cell has fewer than half
+        as many coordinates as there are cells (k > 2(d + 1)), one weighted histogram of the block's labels per
+        column (``np.bincount``), which reads d + 1 values per record instead of k.
+        """
+        k, d = C.shape
+        totals = np.zeros((k, d + 1))
+        if weights is None and k > 2 * (d + 1):
+            for start, stop, hot in self._blocks(C):
+                labels = self._labels(hot)
+                for j in range(d + 1):
+                    totals[:, j] += np.bincount(labels, weights=self.work[start:stop, j], minlength=k)
+            return totals[:, d].copy(), totals[:, :d].copy()
+        head = k if weights is not None else k - 1  # the rows the products compute; the last is the rest
+        if head:
+            member_buf = self.scratch[3]
+            for start, stop, hot in self._blocks(C):
+                member = member_buf[:head, : stop - start]
+                np.copyto(member, hot[:head])
+                if weights is not None:
+                    member *= weights[start:stop]
+                totals[:head] += member @ self.work[start:stop]
+        if weights is None:
+            totals[k - 1] = self.totals - totals[: k - 1].sum(axis=0)
+        return totals[:, d].copy(), totals[:, :d].copy()
 
 
 def _cluster_statistics(
-    Z: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None, *, buffers: tuple[np.ndarray, ...] | None = None
+    Z: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-cluster counts and coordinate sums of ``Z`` assigned to centres ``C`` (exact on the fixed-point grid).
 
-    ``Z`` is the (n, d) data or its :func:`_workspace`, and ``buffers`` those of :func:`_buffers` (pass both when
-    calling repeatedly). With
-    ``weights`` (only for already-private points, such as a coreset) the counts and sums are weighted.
+    ``Z`` is the (n, d) data or its :func:`_workspace`. With ``weights`` (only for already-private points, such as
+    a coreset) the counts and sums are weighted. Repeated calls on the same data should reuse one :class:`_Cells`.
     """
-    k, d = C.shape
-    work = Z if _is_workspace(Z, d) else _workspace(Z)
-    rows = _block_rows(k, d)
-    if buffers is None or buffers[0].shape[0] != k or buffers[0].shape[1] < min(rows, work.shape[0]):
-        buffers = _buffers(k, d, work.shape[0])
-    augmented = _augment(C)
-    totals = np.zeros((k, d + 1))
-    for start in range(0, work.shape[0], rows):
-        block = work[start : start + rows]
-        member = _membership(block, augmented, buffers)  # (k, rows)
-        if weights is None:
-            # One BLAS product for all k·d sums and the k counts (the ones column). Every product is 0, 1 or a grid
-            # value and every partial sum a grid multiple below 2⁵³ grid steps (see grid_bits), so they are exact
-            # in whatever order BLAS adds; the counts' total is the number of ones, which is the rows of the block
-            # unless an exact tie doubled one.
-            part = member @ block
-            if part[:, d].sum() != block.shape[0]:
-                _first_maximum(member, buffers[0][:, : block.shape[0]])
-                part = member @ block
-        else:
-            if member.sum() != block.shape[0]:
-                _first_maximum(member, buffers[0][:, : block.shape[0]])
-            member *= weights[start : start + rows]
-            part = member @ block
-        totals += part
-    return totals[:, d].copy(), totals[:, :d].copy()
+    return _Cells.of(Z, C.shape[0]).statistics(C, weights)
 
 
 @attrs.frozen(eq=False)
@@ -482,8 +524,8 @@ class _BlockwiseData:
 def _block_statistics(normaliser: _Normaliser, centres: np.ndarray, block: Any) -> tuple[np.ndarray, np.ndarray]:
     """Counts (r, k) and sums (r, k, d) of one block for each of r releases' centres: exact on the grid, so summing
     them over blocks gives exactly the in-memory statistics."""
-    work = _workspace(normaliser(block))
-    stats = [_cluster_statistics(work, c) for c in centres]
+    cells = _Cells.of(normaliser(block), centres.shape[1])
+    stats = [cells.statistics(c) for c in centres]
     return np.stack([c for c, _ in stats]), np.stack([s for _, s in stats])
 
 
@@ -506,7 +548,7 @@ def _lloyd(
 ) -> tuple[np.ndarray, int]:
     """Plain (optionally weighted) Lloyd with k-means++ seeding and restarts; only ever run on already-private data."""
     best, best_cost, best_iter = None, math.inf, 0
-    n, work, buffers = Z.shape[0], _workspace(Z), _buffers(k, Z.shape[1], Z.shape[0])
+    n, cells = Z.shape[0], _Cells.of(Z, k)
     for _ in range(n_init):
         C = np.empty((k, Z.shape[1]))
         C[0] = Z[rng.integers(n) if weights is None else rng.choice(n, p=weights / weights.sum())]
@@ -519,7 +561,7 @@ def _lloyd(
             closest = np.minimum(closest, ((Z - C[j]) ** 2).sum(axis=1))
         it = 0
         for it in range(1, max_iter + 1):  # noqa: B007 - the count is the result
-            counts, sums = _cluster_statistics(work, C, weights, buffers=buffers)
+            counts, sums = cells.statistics(C, weights)
             filled = counts > 0
             new = C.copy()
             new[filled] = sums[filled] / counts[filled, None]
@@ -673,6 +715,25 @@ def _coreset_plan(epsilon: float, n_iter: int, d: int, n_candidates: int) -> Cor
 
 
 # ---- the mechanism -----------------------------------------------------------------------------------------------
+
+
+@attrs.frozen(eq=False)
+class _CellNoise:
+    """Pre-drawn safe Laplace noise for one noisy Lloyd step: counts (r, m) and sums (r, m, d), each on its grid.
+
+    :meth:`add` rounds the statistics to the grids and adds the noise, which has the law of perturbing them with
+    the Laplace mechanism's safe sampler (``diffpriv_py._noise.grid_laplace_noise``).
+    """
+
+    counts: np.ndarray
+    count_grid: float
+    sums: np.ndarray
+    sum_grid: float
+
+    def add(self, counts: np.ndarray, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        noisy_counts: np.ndarray = _noise._round_to_grid(counts, self.count_grid) + self.counts
+        noisy_sums: np.ndarray = _noise._round_to_grid(sums, self.sum_grid) + self.sums
+        return noisy_counts, noisy_sums
 
 
 def _laplace(sensitivity: float) -> Laplace:
@@ -1031,34 +1092,42 @@ class KMeans(DPMech):
     # ---- the algorithms ------------------------------------------------------------------------------------------
 
     def _noisy_statistics(
+        self, data: _Cells | _BlockwiseData, centres: np.ndarray, noise: _CellNoise
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Noisy counts (r, m) and sums (r, m, d) of the Voronoi cells of each release's m public ``centres``."""
+        if isinstance(data, _BlockwiseData):  # one pass over the blocks for all releases' centres
+            counts, sums = map_reduce(data.data, functools.partial(_block_statistics, data.normaliser, centres))
+        else:
+            stats = [data.statistics(c) for c in centres]
+            counts, sums = np.stack([c for c, _ in stats]), np.stack([s for _, s in stats])
+        return noise.add(counts, sums)
+
+    def _cell_noise(
         self,
-        Z: np.ndarray,
-        centres: np.ndarray,
+        shape: tuple[int, int, int],
         epsilon_count: float,
         epsilon_sums: float,
+        steps: int,
         rng: np.random.Generator,
-        buffers: tuple[np.ndarray, ...] | None = None,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Noisy counts (r, m) and sums (r, m, d) of the Voronoi cells of each release's m public ``centres``.
+    ) -> Iterator[_CellNoise]:
+        """The noise of ``steps`` successive noisy cell statistics for centres of ``shape`` (r releases, m, d).
 
         Under replace-one a record leaves at most one cell and joins at most one other, whatever m is: the count
-        histogram moves by at most 2 in L1 and the m×d sums by at most 2d, so Lap(2/ε_count) and Lap(2d/ε_sums).
+        histogram moves by at most 2 in L1 and the m×d sums by at most 2d, so Lap(2/ε_count) and Lap(2d/ε_sums),
+        safe noise on each release's row (its rounding allowance covers every coordinate a record can move). The
+        noise does not depend on the data, so it is drawn ahead, up to ``_NOISE_AHEAD`` values per call: a few
+        sampler calls per release instead of two per iteration.
         """
-        n_releases, _, d = centres.shape
-        if isinstance(Z, _BlockwiseData):  # one pass over the blocks for all releases' centres
-            counts, sums = map_reduce(Z.data, functools.partial(_block_statistics, Z.normaliser, centres))
-        else:
-            work = Z if _is_workspace(Z, d) else _workspace(Z)
-            stats = [_cluster_statistics(work, c, buffers=buffers) for c in centres]
-            counts = np.stack([c for c, _ in stats])
-            sums = np.stack([s for _, s in stats])
-        # One release's aggregates form one row, so the safe sampler's rounding allowance covers every
-        # coordinate a record can move.
-        noisy_counts = _laplace(2.0 * self.sensitivity)._perturb(counts[:, None, :], Eps(epsilon_count), rng)[:, 0, :]
-        noisy_sums = _laplace(2.0 * d * self.sensitivity)._perturb(
-            sums.reshape(n_releases, 1, -1), Eps(epsilon_sums), rng
-        )
-        return noisy_counts, noisy_sums.reshape(sums.shape)
+        r, m, d = shape
+        ahead = max(1, min(steps, _NOISE_AHEAD // (r * m * (d + 1))))
+        for first in range(0, steps, ahead):
+            block = min(ahead, steps - first)
+            counts, count_grid = _noise.grid_laplace_noise((block, r, m), 2.0 * self.sensitivity, epsilon_count, m, rng)
+            sums, sum_grid = _noise.grid_laplace_noise(
+                (block, r, m * d), 2.0 * d * self.sensitivity, epsilon_sums, m * d, rng
+            )
+            for t in range(block):
+                yield _CellNoise(counts[t], count_grid, sums[t].reshape(shape), sum_grid)
 
     def _dplloyd(
         self, Z: np.ndarray, plan: DPLloydPlan, rng: np.random.Generator, n_releases: int
@@ -1071,18 +1140,19 @@ class KMeans(DPMech):
     ) -> tuple[np.ndarray, int]:
         """Seed from a private coreset (noisy means and counts of m candidate cells), then run DPLloyd step(s)."""
         d = Z.shape[1]
-        if not isinstance(Z, _BlockwiseData):  # one workspace for the seeding pass and the Lloyd step(s)
-            Z = _workspace(Z)
         spread = min(1.0, CANDIDATE_SPREAD / math.sqrt(d))
         candidates = rng.uniform(-spread, spread, size=(n_releases, plan.n_candidates, d))
-        counts, sums = self._noisy_statistics(Z, candidates, plan.epsilon_seed_count, plan.epsilon_seed_sums, rng)
+        # One workspace (and float32 copy) for the seeding pass and the Lloyd step(s).
+        data = Z if isinstance(Z, _BlockwiseData) else _Cells.of(Z, plan.n_candidates)
+        noise = next(self._cell_noise(candidates.shape, plan.epsilon_seed_count, plan.epsilon_seed_sums, 1, rng))
+        counts, sums = self._noisy_statistics(data, candidates, noise)
         # Post-processing of the noisy cells: OVERSEED·k starting centres, so that a cell mean lying between two
         # clusters (one candidate nearest to both) does not keep them merged through the Lloyd step.
         n_seeds = OVERSEED * self.k if self.k > 1 else 1
         means = np.clip(sums / np.maximum(counts, 1.0)[..., None], -1.0, 1.0)
         survival = SURVIVAL * 2.0 * self.sensitivity / plan.epsilon_seed_count
         seeds = np.stack([_merge_cells(counts[i], means[i], n_seeds, survival, rng) for i in range(n_releases)])
-        stepped, step_counts = self._lloyd_steps(Z, seeds, plan.lloyd, rng)
+        stepped, step_counts = self._lloyd_steps(data, seeds, plan.lloyd, rng)
         if n_seeds == self.k:
             return stepped, plan.n_iter
         # The step's n_seeds centres, weighted by their noisy counts, merged into k (post-processing).
@@ -1091,18 +1161,19 @@ class KMeans(DPMech):
         return centres, plan.n_iter
 
     def _lloyd_steps(
-        self, Z: np.ndarray, centres: np.ndarray, plan: DPLloydPlan, rng: np.random.Generator
+        self,
+        Z: np.ndarray | _Cells | _BlockwiseData,
+        centres: np.ndarray,
+        plan: DPLloydPlan,
+        rng: np.random.Generator,
     ) -> tuple[np.ndarray, np.ndarray]:
         """``plan.n_iter`` noisy Lloyd iterations from ``centres``: the new centres and the last noisy counts."""
         noisy_counts = np.zeros(centres.shape[:2])
-        buffers = None
-        if not isinstance(Z, _BlockwiseData):  # made once, used by every iteration
-            Z = Z if _is_workspace(Z, centres.shape[2]) else _workspace(Z)
-            buffers = _buffers(centres.shape[1], centres.shape[2], Z.shape[0])
-        for _ in range(plan.n_iter):
-            noisy_counts, noisy_sums = self._noisy_statistics(
-                Z, centres, plan.epsilon_count, plan.epsilon_sums, rng, buffers
-            )
+        k = centres.shape[1]
+        # The cells every iteration reads, made once.
+        data = Z if isinstance(Z, _BlockwiseData) else Z.for_centres(k) if isinstance(Z, _Cells) else _Cells.of(Z, k)
+        for noise in self._cell_noise(centres.shape, plan.epsilon_count, plan.epsilon_sums, plan.n_iter, rng):
+            noisy_counts, noisy_sums = self._noisy_statistics(data, centres, noise)
             if self.shrinkage:
                 tau = SHRINKAGE * 2.0 * self.sensitivity / plan.epsilon_count
                 positive = noisy_counts > 0

@@ -195,6 +195,21 @@ def test_grid_laplace_outputs_lie_on_the_grid_whatever_the_input():
         assert np.all(out / r == np.round(out / r))
 
 
+@pytest.mark.parametrize("size", [2, 7, 50, 3000, (1 << 18) + 5])
+def test_grid_laplace_noise_drawn_ahead_gives_grid_laplace_bit_for_bit(size):
+    """Rounding to the grid and adding the noise drawn ahead is the same float as ``grid_laplace`` from the same stream.
+
+    ``grid_laplace`` on several values draws exactly this noise and adds the rounded values chunk by chunk, so the
+    two are equal for any values (here on and off the grid, either side of 0, and huge), whatever the scale.
+    """
+    values = np.random.default_rng(size).normal(0, 10.0, size) * np.resize([1.0, -1e-9, 3e15, 0.0], size)
+    for sensitivity, epsilon, dims in ((2.0, 0.3, 5), (60.0, 0.01, 50), (1.0, 40.0, 1)):
+        noise, r = _noise.grid_laplace_noise((size,), sensitivity, epsilon, dims, np.random.default_rng(9))
+        expected = _noise.grid_laplace(values, sensitivity, epsilon, dims, np.random.default_rng(9))
+        np.testing.assert_array_equal(_noise._round_to_grid(values, r) + noise, expected)
+        assert r == _noise.grid_step(sensitivity / epsilon)
+
+
 @pytest.mark.slow
 def test_grid_laplace_is_indistinguishable_from_continuous_laplace():
     """A KS test on 10^6 safe draws does not tell them from Lap(Δ/ε)."""
