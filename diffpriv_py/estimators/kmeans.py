@@ -1097,6 +1097,8 @@ class KMeans(DPMech):
         """Noisy counts (r, m) and sums (r, m, d) of the Voronoi cells of each release's m public ``centres``."""
         if isinstance(data, _BlockwiseData):  # one pass over the blocks for all releases' centres
             counts, sums = map_reduce(data.data, functools.partial(_block_statistics, data.normaliser, centres))
+        elif len(centres) == 1:  # one release (the usual case): no stacking
+            counts, sums = (part[None] for part in data.statistics(centres[0]))
         else:
             stats = [data.statistics(c) for c in centres]
             counts, sums = np.stack([c for c, _ in stats]), np.stack([s for _, s in stats])
