@@ -739,8 +739,9 @@ class _CellNoise:
 def _laplace(sensitivity: float) -> Laplace:
     """The library's Laplace mechanism at this L1 sensitivity: its floating-point-safe ``_perturb`` adds the noise.
 
-    DPLloyd's statistics are not a fixed function of the data (they depend on the current, private centres), so
-    they are randomised through the mechanism's single randomisation path rather than a ``release_response``.
+    Input perturbation's noisy records go through the mechanism's single randomisation path rather than a
+    ``release_response`` (the records are the target's output, not a separate release). DPLloyd's statistics depend
+    on the current, private centres and get the same sampler's noise drawn ahead (:class:`_CellNoise`).
     """
     return Laplace(target=_no_target, sensitivity=sensitivity)
 
