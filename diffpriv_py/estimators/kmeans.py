@@ -270,10 +270,11 @@ def _squared_distances(X: np.ndarray, C: np.ndarray) -> np.ndarray:
 def _workspace(Z: np.ndarray) -> np.ndarray:
     """``Z`` with a column of ones, column-major, shape (n, d+1): the layout the assignment kernels read.
 
-    Made once per release (or per free Lloyd run) and reused by every iteration. With the centres augmented by
-    −‖c‖²/2 (:func:`_scores`), one product gives the scores, and one product of the one-hot with a block gives the
-    coordinate sums and the counts together. Column-major blocks make both products read the block as d+1
-    contiguous rows, which single-threaded OpenBLAS multiplies 2–2.5× faster than the row-major block.
+    Made once per release (or per free Lloyd run) and reused by every iteration (:class:`_Cells`). With the centres
+    augmented by −‖c‖²/2 (:func:`_augment`), one product with its float32 copy gives the scores, and one product of
+    the one-hot with a block gives the coordinate sums and the counts together. Column-major blocks make both
+    products read the block as d+1 contiguous rows, which single-threaded OpenBLAS multiplies 2–2.5× faster than
+    the row-major block.
     """
     existing = _existing_workspace(Z, Z.shape[1])
     if existing is not None:
@@ -310,8 +311,9 @@ def _is_workspace(Z: np.ndarray, d: int) -> bool:
 
 
 def _augment(C: np.ndarray) -> np.ndarray:
-    """The centres with −‖c‖²/2 appended, so that the workspace's ones column subtracts it inside the product."""
-    return np.concatenate([C, -0.5 * (C * C).sum(axis=1, keepdims=True)], axis=1)
+    """The centres with −‖c‖²/2 appended, in float32 (the scores' precision), so that the workspace's ones column
+    subtracts it inside the product."""
+    return np.concatenate([C, -0.5 * (C * C).sum(axis=1, keepdims=True)], axis=1, dtype=np.float32)
 
 
 def _nearest(scores: np.ndarray) -> np.ndarray:
@@ -429,7 +431,7 @@ class _Cells:
     def _blocks(self, C: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
         """(start, stop, one-hot) for every block of rows: the (k, rows) boolean membership, one True per column."""
         k, d = C.shape
-        augmented = _augment(C).astype(np.float32)
+        augmented = _augment(C)
         scores_buf, best_buf, hot_buf = self.scratch[:3]
         n, rows = self.work.shape[0], _block_rows(k, d)
         for start in range(0, n, rows):
@@ -479,6 +481,12 @@ class _Cells:
         if weights is None:
             totals[k - 1] = self.totals - totals[: k - 1].sum(axis=0)
         return totals[:, d].copy(), totals[:, :d].copy()
+
+
+def _clip_unit(values: np.ndarray) -> np.ndarray:
+    """``values`` clipped to [-1, 1] in place (two ufunc calls: ``np.clip``'s wrapper costs more on k·d values)."""
+    np.maximum(values, -1.0, out=values)
+    return np.minimum(values, 1.0, out=values)
 
 
 def _cluster_statistics(
@@ -1175,17 +1183,19 @@ class KMeans(DPMech):
         k = centres.shape[1]
         # The cells every iteration reads, made once.
         data = Z if isinstance(Z, _BlockwiseData) else Z.for_centres(k) if isinstance(Z, _Cells) else _Cells.of(Z, k)
+        tau = SHRINKAGE * 2.0 * self.sensitivity / plan.epsilon_count
         for noise in self._cell_noise(centres.shape, plan.epsilon_count, plan.epsilon_sums, plan.n_iter, rng):
             noisy_counts, noisy_sums = self._noisy_statistics(data, centres, noise)
+            # Post-processing of the noisy statistics (ufuncs on k·d values: a few µs per iteration).
             if self.shrinkage:
-                tau = SHRINKAGE * 2.0 * self.sensitivity / plan.epsilon_count
                 positive = noisy_counts > 0
-                ratio = np.clip(noisy_sums / np.where(positive, noisy_counts, 1.0)[..., None], -1.0, 1.0)
-                weight = np.where(positive, noisy_counts**2 / (noisy_counts**2 + tau**2), 0.0)
+                ratio = _clip_unit(noisy_sums / np.where(positive, noisy_counts, 1.0)[..., None])
+                squares = noisy_counts * noisy_counts
+                weight = np.where(positive, squares / (squares + tau * tau), 0.0)
                 centres = centres + weight[..., None] * (ratio - centres)
             else:
                 kept = noisy_counts >= 1.0
-                ratio = np.clip(noisy_sums / np.where(kept, noisy_counts, 1.0)[..., None], -1.0, 1.0)
+                ratio = _clip_unit(noisy_sums / np.where(kept, noisy_counts, 1.0)[..., None])
                 centres = np.where(kept[..., None], ratio, centres)
         return centres, noisy_counts
 
