@@ -12,7 +12,7 @@ same ε grid, the same train/test split and the same regularisation grid. BLAS i
 
 Protocol (per task, per ε): every method is fitted ``runs`` times for each regularisation strength Λ in
 ``LAMBDAS`` (diffprivlib: C = 1/(nΛ), its own parameterisation of the same mean-loss objective); the table reports
-the Λ with the lowest mean test error *in hindsight* for each method (a non-private choice, as in algorithms.md §9.2;
+the Λ with the lowest mean test error *in hindsight* for each method (a non-private choice, made only to compare;
 use ``reg_lambda="private"`` in production). Fit times are medians of the CPU time (``time.process_time``, BLAS
 on one thread) over all fits of a method on the task: on a shared machine wall time mostly measures the neighbours.
 
@@ -21,11 +21,11 @@ Tasks and preprocessing (identical for both libraries; every row ends inside the
 * ``adult``: UCI Adult (shipped with diffpriv_py), official train (32,561) / test (16,281) files, income > 50K.
   One-hot categoricals (public schema), numeric columns clipped to public ranges and mapped to [−1, 1]
   (capital gain/loss on a log scale), rows divided by √14 (6 numeric + 8 one-hot groups: ‖x‖ ≤ 1).
-* ``synthetic_easy``: algorithms.md §9.2's Adult-scale substitute, make_classification(n = 60 000, d = 20,
+* ``synthetic_easy``: an Adult-scale synthetic task, make_classification(n = 60 000, d = 20,
   n_informative = 10, n_redundant = 5, flip_y = 0.02, class_sep = 2, random_state = 0), 70/30 stratified split;
   features clipped to the public range [−8, 8], divided by 8√20.
-* ``breast_cancer``, ``digits`` (10 classes, one-vs-rest): python_peers.md §4.4's protocol, 70/30 stratified split
-  (random_state = 0), StandardScaler fitted on the training part (a non-private step, as in that study), rows
+* ``breast_cancer``, ``digits`` (10 classes, one-vs-rest): 70/30 stratified split
+  (random_state = 0), StandardScaler fitted on the training part (a non-private step, the same for both libraries), rows
   scaled to unit norm. ``digits_binary``: the same rows, label digit ≥ 5.
 * ``adult_bounded``: ``load_adult(bounded=True)`` train / test as shipped (features in [0, 1] from public bounds,
   104 columns), data_norm = √13, no further scaling.

@@ -13,7 +13,7 @@ public bounds, shown as a ratio to scikit-learn's (non-private, 10 restarts; the
 adjusted Rand index against the generating labels.
 
 * ``iris`` (150 × 4, k = 3), ``s1_like`` (make_blobs 5000 × 2, 15 centres, std 0.5, box ±10, seed 1) and
-  ``peers_blobs`` (python_peers.md §4.4: make_blobs 10 000 × 10, 5 centres, std 1, box ±10, seed 0, clipped to ±15,
+  ``peers_blobs`` (make_blobs 10 000 × 10, 5 centres, std 1, box ±10, seed 0, clipped to ±15,
   bounds (−15, 15)); bounds are the data's range for iris and s1_like (public for the benchmark).
 * diffpriv_py: the default (``method="auto"``: coreset seeding or improved DPLloyd by the public rule), the previous
   default (``method="dplloyd"``: improved DPLloyd + shrinkage) and Su et al.'s improved DPLloyd as published
@@ -21,9 +21,9 @@ adjusted Rand index against the generating labels.
 
 Linear regression (median test R² over the runs):
 
-* ``diabetes`` (python_peers.md §4.4: 70/30 split, random_state 0, bounds_X = (−0.2, 0.2) per feature,
+* ``diabetes`` (70/30 split, random_state 0, bounds_X = (−0.2, 0.2) per feature,
   bounds_y = (0, 350)); diffpriv_py gets the same bounds as ``data_norm = 0.2·√10`` and ``label_bound = (0, 350)``.
-* ``synthetic`` (python_peers.md ``linreg_large_n``: d = 10, X ~ U(−1, 1), y = Xw + noise clipped to [−1, 1],
+* ``synthetic`` (d = 10, X ~ U(−1, 1), y = Xw + noise clipped to [−1, 1],
   bounds ±1, non-private R² ≈ 0.84) for n = 10³, 10⁴, 10⁵ (80/20 split); ``data_norm = √10``, ``label_bound = 1``.
 * diffpriv_py: the functional mechanism (pure ε, like diffprivlib's) and AdaSSP ((ε, 10⁻⁶)-DP, the default);
   diffprivlib: ``LinearRegression(epsilon=ε, bounds_X=..., bounds_y=...)`` (the functional mechanism).

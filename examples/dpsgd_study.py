@@ -1,6 +1,6 @@
 """DP-SGD without PyTorch: accuracy against ε on iris and digits, and Laplace perturbation of a network's outputs.
 
-Reproduces the study of the CSDS440 course report (``shared/papers/dp-sgd-dplloyd-course-report.txt``): a fully
+Reproduces the study of Zhang's CSDS440 course report on DP-SGD and DPLloyd: a fully
 connected network with two hidden layers trained by DP-SGD, 5-fold cross validation, accuracy as ε grows; and the
 report's "extension": a non-private network whose softmax outputs are released with Laplace noise.
 

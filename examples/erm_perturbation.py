@@ -4,16 +4,17 @@ Reproduces the message of Chaudhuri, Monteleoni & Sarwate (JMLR 2011, §6): obje
 perturbation (Algorithm 2) reaches the non-private error by ε ≈ 0.5–1 at n ≈ 4·10⁴, while output perturbation
 (Algorithm 1) lags behind, most at small ε.
 
-* **synthetic-easy**, the recommended Adult-scale substitute of §9.2: ``make_classification(n=60000, d=20,
+* **synthetic-easy**, an Adult-scale synthetic task: ``make_classification(n=60000, d=20,
   n_informative=10, n_redundant=5, flip_y=0.02, class_sep=2, random_state=0)``, 70/30 stratified split. Features are
-  clipped to the *public* range [−8, 8] and divided by 8√20, so every row has ‖x‖ ≤ 1 (``data_norm=1``); §9.2
-  min-max scaled with the training data instead, a non-private step.
+  clipped to the *public* range [−8, 8] and divided by 8√20, so every row has ‖x‖ ≤ 1 (``data_norm=1``); our
+  earlier reference runs min-max scaled with the training data instead, a non-private step.
 * **UCI Adult** (shipped with diffpriv_py): official train/test files, one-hot categoricals, numeric columns clipped
   to public ranges and mapped to [−1, 1] (capital gain/loss on a log scale), rows divided by √14 (‖x‖ ≤ 1).
 
-Λ is the best of a small grid on the test set (a non-private choice, as in §9.2; ``reg_lambda="private"`` runs
-CMS'11 Algorithm 3 instead), picked on 2 releases and reported on 3 fresh ones. Writes ``erm_perturbation.png``
-and ``erm_perturbation.csv`` into ``$DIFFPRIV_PY_OUTPUT`` (default ``examples/output/``).
+Λ is the best of a small grid on the test set (a non-private choice, made only to compare the two algorithms;
+``reg_lambda="private"`` runs CMS'11 Algorithm 3 instead), picked on 2 releases and reported on 3 fresh ones.
+Writes ``erm_perturbation.png`` and ``erm_perturbation.csv`` into ``$DIFFPRIV_PY_OUTPUT`` (default
+``examples/output/``).
 Run: ``python examples/erm_perturbation.py``
 """
 

@@ -1,12 +1,12 @@
 """Private k-means: Su et al.'s NICV-versus-ε study and the course report's DPLloyd-versus-input-perturbation study.
 
-1. **NICV versus ε** (Su, Cao, Li, Bertino & Jin 2016/2017; our reference table in algorithms.md §3.5/§9.3). Data is
+1. **NICV versus ε** (Su, Cao, Li, Bertino & Jin 2016/2017; next to our earlier measurements, ``REFERENCE``). Data is
    mapped to [-1, 1]^d with public bounds (here the data's range, treated as public as in the reference) and the
    normalised intra-cluster variance NICV = (1/n)·Σᵢ minⱼ ‖xᵢ − cⱼ‖² is averaged over repeated releases for the
    original DPLloyd (T = 5, even split), Su et al.'s improved DPLloyd as published, the library default (improved
    plus shrinkage) and input perturbation, next to two non-private baselines. Written to
    ``kmeans_nicv.csv`` and ``kmeans_nicv_vs_epsilon.png``.
-2. **DPLloyd versus input perturbation on iris** (the CSDS440 course report in ../shared/papers): clustering
+2. **DPLloyd versus input perturbation on iris** (Zhang's CSDS440 course report): clustering
    accuracy against the species (best matching of clusters to labels) as ε grows. Written to
    ``kmeans_iris_accuracy.csv`` and ``kmeans_iris_accuracy_vs_epsilon.png``.
 
@@ -58,7 +58,7 @@ def nicv(Z, centres):
 # ## 1. NICV versus ε (Su et al.)
 # The data sets stand in for Su et al.'s (S1, Gowalla, Image, Adult-num, …), which are not available offline:
 # iris, wine, breast cancer and digits from scikit-learn and an S1-like mixture of 15 Gaussians in 2-D. The
-# reference columns are our own earlier measurements (algorithms.md §9.3, mean (sd) over 20 runs).
+# reference columns are our own earlier measurements with add/remove sensitivities (mean (sd) over 20 runs).
 
 # %%
 datasets = {
@@ -76,7 +76,7 @@ if QUICK:
     datasets = {"iris": datasets["iris"]}
     epsilons = [0.1, 0.5, 2.0]
 
-# (data, ε) -> (DPLloyd T=5 mean, sd, improved mean, sd); algorithms.md §9.3
+# (data, ε) -> (DPLloyd T=5 mean, sd, improved mean, sd): our earlier add/remove-sensitivity measurements
 REFERENCE = {
     ("iris", 0.05): (1.849, 0.791, 1.593, 0.702), ("iris", 0.1): (1.972, 0.754, 1.739, 0.774),
     ("iris", 0.2): (2.221, 0.846, 1.376, 0.489), ("iris", 0.5): (1.313, 0.521, 0.778, 0.254),
@@ -136,7 +136,7 @@ with open(OUTPUT / "kmeans_nicv.csv", "w", newline="") as fh:
     writer.writeheader()
     writer.writerows(rows)
 
-print("NICV, mean (sd) over repeated releases; reference = algorithms.md §9.3")
+print("NICV, mean (sd) over repeated releases; ref = our earlier add/remove-sensitivity measurements (20 runs)")
 print(f"{'data':14s} {'eps':>5s} {'T':>2s} | {'DPLloyd':>14s} {'ref':>14s} | {'improved':>14s} {'ref':>14s} | "
       f"{'default':>14s} {'input pert.':>11s} | {'same-start':>10s} {'k-means++':>9s}")  # fmt: skip
 for row in rows:

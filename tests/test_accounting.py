@@ -60,7 +60,7 @@ DP_ACCOUNTING_SGD = {  # (q, steps, σ, relation): ε at δ = 1e-5
     (64 / 1438, 224, 1.0, "add_remove"): 4.44807,
     (0.01, 1000, 1.0, "add_remove"): 1.82824,
 }
-# algorithms.md §7.2: dp_accounting RdpAccountant, integer orders 2..256 (N, L, σ, epochs): (improved, classic).
+# dp_accounting's RdpAccountant, integer orders 2..256 (N, L, σ, epochs): (improved, classic).
 RDP_TABLE = {
     (60000, 600, 4.0, 100): (1.0355, 1.2586),
     (60000, 600, 2.0, 100): (2.3531, 2.7354),
@@ -123,7 +123,7 @@ def test_gdp_curve_agrees_with_the_gaussian_mechanism_calibration():
 
     sigma = analytic_gaussian_sigma(1.0, 1e-5)
     assert gdp_delta(1 / sigma, 1.0) == pytest.approx(1e-5, rel=1e-6)
-    assert sigma == pytest.approx(3.731, abs=1e-3)  # dp_accounting's get_sigma_gaussian (python_peers.md §4.5)
+    assert sigma == pytest.approx(3.731, abs=1e-3)  # dp_accounting's get_sigma_gaussian
 
 
 def test_zcdp_conversion_beats_bun_steinke():

@@ -1,4 +1,4 @@
-"""The public names of the design contract (DESIGN.md §3) exist where users' code looks for them."""
+"""The public names of the design contract exist where users' code looks for them."""
 
 import importlib
 

@@ -16,7 +16,7 @@ def uniform_oracle(n, rng):
 
 @pytest.mark.parametrize(
     ("m", "gamma", "expected_m", "expected_k"),
-    # R's printed values (README, pkgdown, vignettes) and the golden table of r_diffpriv.md §3.5.
+    # R's printed values (its README, pkgdown site and vignettes) and R's (m, k) formulas evaluated at other (m, γ).
     [
         (None, 0.01, 41971, 41971),
         (None, 0.05, 1305, 1305),

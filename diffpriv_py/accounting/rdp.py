@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 DEFAULT_ORDERS: np.ndarray = np.arange(2, 257, dtype=np.float64)
-"""Integer Rényi orders 2..256, enough for the usual DP-SGD settings (algorithms.md §7.2)."""
+"""Integer Rényi orders 2..256, enough for the usual DP-SGD settings (the orders dp_accounting's RdpAccountant uses)."""
 
 
 def _orders(orders: Any) -> np.ndarray:

@@ -2,9 +2,10 @@
 
 The textbook Gumbel-max trick draws G = −ln(−ln U) from a 53-bit uniform U, so G ∈ [−3.6, 36.7]: a candidate whose
 scaled score trails the best by more than about 40 can never win, and a neighbouring dataset that narrows the gap
-makes it possible again — an infinite privacy loss (reliability notes §4.2). Here the Gumbel variables are built
-from an exponential E drawn with full relative precision at *both* ends (a geometric number of halvings plus a
-uniform mantissa), so G has its whole unbounded range and a candidate behind by 1000 keeps its e⁻¹⁰⁰⁰ share.
+makes it possible again — an infinite privacy loss (the failure Mironov 2012 showed for textbook Laplace sampling).
+Here the Gumbel variables are built from an exponential E drawn with full relative precision at *both* ends (a
+geometric number of halvings plus a uniform mantissa), so G has its whole unbounded range and a candidate behind by
+1000 keeps its e⁻¹⁰⁰⁰ share.
 Permute-and-flip is drawn as report-noisy-max with the same unbounded Exp(1) noise (Ding et al. 2021), so its
 acceptance probabilities exp(s) never underflow to zero either.
 """

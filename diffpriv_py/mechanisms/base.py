@@ -164,7 +164,7 @@ class DPMech(abc.ABC):
         TargetOutputError
             If the target's output has the wrong type or shape.
         """
-        # One release order (DESIGN §4): everything that depends only on public information is checked first and
+        # One release order: everything that depends only on public information is checked first and
         # nothing is charged if it fails; the accountant is charged next; only then is the private data read.
         params = self.check_privacy_params(privacy_params)
         generator = as_generator(rng)
@@ -252,7 +252,7 @@ class DPMech(abc.ABC):
 
         See :func:`diffpriv_py.sensitivity.sample_sensitivity` for the parameters and the guarantee.
         """
-        # Deferred import: the sampler is built on mechanisms, not the other way round (DESIGN §2).
+        # Deferred import: the sampler is built on mechanisms, not the other way round.
         from ..sensitivity import sample_sensitivity
 
         return sample_sensitivity(

@@ -235,7 +235,7 @@ def test_input_perturbation_adds_laplace_of_the_box_diameter_per_record(monkeypa
     [(0.05, 100_000, 2, 5, 4), (0.2, 100_000, 2, 5, 7), (1.0, 150, 4, 3, 2), (0.5, 100_000, 10, 5, 5)],
 )
 def test_iteration_count_follows_su_et_al_rule(epsilon, n, d, k, expected):
-    """T = ⌊clip(ε/ε_m, 2, 7)⌋: the T column of the reference table (algorithms.md §9.3)."""
+    """T = ⌊clip(ε/ε_m, 2, 7)⌋: Su et al.'s iteration rule on four (ε, n, d, k) cells worked out by hand."""
     assert KMeans(k, bounds=(0, 1), method="dplloyd").plan(epsilon, n, d).n_iter == expected
 
 
@@ -609,7 +609,8 @@ def test_shrinkage_lowers_the_error_on_small_data():
 
 @pytest.mark.slow
 def test_reference_table_values_are_reproduced_within_three_standard_deviations():
-    """Improved DPLloyd on iris and S1-like blobs: mean NICV within ±3 sd of algorithms.md §9.3 (20 runs).
+    """Improved DPLloyd on iris and S1-like blobs: mean NICV within ±3 sd of our earlier reference
+    measurements (add/remove sensitivities, 20 runs; ``REFERENCE`` in ``examples/kmeans_study.py``).
 
     The bounds are the data's range, treated as public as in the reference (a reproduction, not a release).
     """

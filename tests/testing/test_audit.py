@@ -108,7 +108,7 @@ def test_sensitivity_declared_2_5_times_too_small_is_caught(kind):
 
 
 def _rise_and_fall(X):
-    # Non-monotone worst case (reliability notes §3.3): candidate 0 gains Δ while all 9 others lose Δ.
+    # Non-monotone worst case: candidate 0 gains Δ while all 9 others lose Δ.
     return lambda r: float(X[0]) if r == 0 else -float(X[0])
 
 
