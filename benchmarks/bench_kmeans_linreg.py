@@ -29,7 +29,9 @@ Linear regression (median test R² over the runs):
   diffprivlib: ``LinearRegression(epsilon=ε, bounds_X=..., bounds_y=...)`` (the functional mechanism).
 
 Lloyd iteration cost: one noisy DPLloyd iteration against one scikit-learn Lloyd iteration (``algorithm="lloyd"``),
-interleaved, medians. Large-n fit time: k-means on 10⁶ × 10 (k = 5) and regression on 10⁶ × 20 against the
+interleaved, medians. scikit-learn's iteration time jumps between two levels from one process to the next, so
+``--lloyd-processes N`` runs that table alone in N fresh processes and summarises the ratios per size (each ratio
+comes from one process). Large-n fit time: k-means on 10⁶ × 10 (k = 5) and regression on 10⁶ × 20 against the
 non-private computation in numpy (T Lloyd passes from the same start; XᵀX plus a solve).
 """
 
@@ -191,6 +193,29 @@ def bench_lloyd_iteration(repeats, extra=20):
         print(f"| {n} × {d}, k = {k} | {1e3 * a:.2f} | {1e3 * b:.2f} ({many.n_iter_} iterations) | {a / b:.2f} |")
 
 
+def bench_lloyd_iteration_processes(processes):
+    """``bench_lloyd_iteration`` in ``processes`` fresh interpreters: every process's ratios, then their medians."""
+    import subprocess
+
+    rows: dict[str, list[tuple[float, float, float]]] = {}
+    for _ in range(processes):
+        out = subprocess.run(
+            [sys.executable, __file__, "--lloyd-only"], capture_output=True, text=True, check=True
+        ).stdout
+        for line in out.splitlines():
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if len(cells) == 4 and cells[0][:1].isdigit():
+                ours, theirs = float(cells[1]), float(cells[2].split()[0])
+                rows.setdefault(cells[0], []).append((ours, theirs, float(cells[3])))
+    print(f"\n### k-means: cost of one Lloyd iteration over {processes} processes (ms; each ratio from one process)\n")
+    print("| n × d, k | ours, median | scikit-learn, per process | ratio, per process | median ratio |")
+    print("|---|---|---|---|---|")
+    for size, runs in rows.items():
+        ours, theirs, ratios = zip(*runs, strict=True)
+        print(f"| {size} | {statistics.median(ours):.2f} | {' '.join(f'{t:.2f}' for t in theirs)} | "
+              f"{' '.join(f'{r:.2f}' for r in ratios)} | {statistics.median(ratios):.2f} |")  # fmt: skip
+
+
 def bench_kmeans_large(repeats):
     rng = np.random.default_rng(0)
     n, d, k = 10**6, 10, 5
@@ -313,7 +338,15 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--skip-large", action="store_true")
     parser.add_argument("--kmeans-only", action="store_true", help="only the k-means tables (no large-n timings)")
+    parser.add_argument("--lloyd-only", action="store_true", help="only the Lloyd iteration table")
+    parser.add_argument("--lloyd-processes", type=int, default=0, help="the Lloyd iteration table in N processes")
     args = parser.parse_args()
+    if args.lloyd_only:
+        bench_lloyd_iteration(5 if args.quick else 21)
+        return
+    if args.lloyd_processes:
+        bench_lloyd_iteration_processes(args.lloyd_processes)
+        return
     runs_km, runs_lr = (3, 3) if args.quick else (20, 20)
     if args.kmeans_only:
         bench_kmeans((0.5, 2.0) if args.quick else (0.1, 0.5, 1.0, 2.0, 5.0), runs_km)
