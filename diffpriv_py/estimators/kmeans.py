@@ -437,7 +437,7 @@ class _Cells:
         for start in range(0, n, rows):
             stop = min(start + rows, n)
             scores = np.matmul(augmented, self.low[start:stop].T, out=scores_buf[:, : stop - start])
-            best = np.max(scores, axis=0, out=best_buf[: stop - start])
+            best = np.maximum.reduce(scores, axis=0, out=best_buf[: stop - start])
             hot = np.equal(scores, best, out=hot_buf[:, : stop - start])
             if np.count_nonzero(hot) != stop - start:
                 _first_maximum(hot, scores)
@@ -479,14 +479,15 @@ class _Cells:
                     member *= weights[start:stop]
                 totals[:head] += member @ self.work[start:stop]
         if weights is None:
-            totals[k - 1] = self.totals - totals[: k - 1].sum(axis=0)
+            totals[k - 1] = self.totals - np.add.reduce(totals[: k - 1], axis=0)
         return totals[:, d].copy(), totals[:, :d].copy()
 
 
 def _clip_unit(values: np.ndarray) -> np.ndarray:
     """``values`` clipped to [-1, 1] in place (two ufunc calls: ``np.clip``'s wrapper costs more on k·d values)."""
     np.maximum(values, -1.0, out=values)
-    return np.minimum(values, 1.0, out=values)
+    clipped: np.ndarray = np.minimum(values, 1.0, out=values)
+    return clipped
 
 
 def _cluster_statistics(
@@ -739,7 +740,9 @@ class _CellNoise:
     sum_grid: float
 
     def add(self, counts: np.ndarray, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        noisy_counts: np.ndarray = _noise._round_to_grid(counts, self.count_grid) + self.counts
+        # Counts are integers (weights are never noised), hence already on any grid r ≤ 1 (a power of two).
+        on_grid = counts if self.count_grid <= 1.0 else _noise._round_to_grid(counts, self.count_grid)
+        noisy_counts: np.ndarray = on_grid + self.counts
         noisy_sums: np.ndarray = _noise._round_to_grid(sums, self.sum_grid) + self.sums
         return noisy_counts, noisy_sums
 

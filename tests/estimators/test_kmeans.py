@@ -844,3 +844,15 @@ def test_the_assignment_is_the_nearest_centre_by_direct_distances_in_every_block
         np.testing.assert_array_equal(labels[clear], distances.argmin(axis=1)[clear])
     counts, _ = km._cluster_statistics(Z, C)
     np.testing.assert_array_equal(counts, np.bincount(km._Cells.of(Z, 7).labels(C), minlength=7))
+
+
+@pytest.mark.parametrize("count_grid", [2.0**-40, 0.5, 1.0, 4.0, 2.0**60])
+def test_noisy_counts_are_the_rounded_counts_plus_the_noise_on_any_grid(count_grid):
+    """Integer counts skip the rounding on grids r ≤ 1 (they are on them already); the result is the same float."""
+    rng = np.random.default_rng(0)
+    counts = rng.integers(0, 10**6, (2, 7)).astype(float)
+    sums = rng.normal(0, 100, (2, 7, 3))
+    noise = km._CellNoise(rng.normal(0, 1e3, (2, 7)), count_grid, rng.normal(0, 1e3, (2, 7, 3)), 2.0**-20)
+    noisy_counts, noisy_sums = noise.add(counts, sums)
+    np.testing.assert_array_equal(noisy_counts, km._noise._round_to_grid(counts, count_grid) + noise.counts)
+    np.testing.assert_array_equal(noisy_sums, km._noise._round_to_grid(sums, 2.0**-20) + noise.sums)
