@@ -378,6 +378,8 @@ def main() -> None:
     parser.add_argument("--timing-only", action="store_true", help="only the d=50, k=5 release-time grid")
     parser.add_argument("--versus-sklearn", action="store_true", help="only default PPCA against scikit-learn's PCA")
     args = parser.parse_args()
+    import scipy.linalg  # noqa: F401 - load scipy's BLAS and scikit-learn's OpenMP runtime before limiting them:
+    import sklearn.decomposition  # noqa: F401 - threadpoolctl cannot limit a library loaded inside the block
     from threadpoolctl import threadpool_limits
 
     if args.versus_sklearn:
