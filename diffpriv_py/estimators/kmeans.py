@@ -1021,6 +1021,12 @@ class KMeans(DPMech):
     def _check_dataset(self, X: Any) -> Any:
         """Shape, type and size checks (public under replace-one), before any budget is charged."""
         if is_out_of_core(X):
+            if self.method == "input_perturbation":
+                raise ValueError(
+                    "KMeans(method='input_perturbation') releases a noisy copy of every record and clusters it in "
+                    "memory, so it cannot run on out-of-core data (dask, Chunks). Use method='dplloyd', which only "
+                    "needs per-cluster counts and sums, computed block by block."
+                )
             return X
         if isinstance(X, tuple):
             raise TypeError("KMeans is unsupervised: pass the feature matrix X alone, not an (X, y) tuple.")
@@ -1040,6 +1046,32 @@ class KMeans(DPMech):
                 f"number of records (public under replace-one neighbours). Pass k <= {n}."
             )
         return X
+
+    def _check_release(self, privacy_params: Eps, data: Any) -> None:
+        """Every noisy vector of the release must leave room for the safe sampler's float reserve at its ε.
+
+        Which vectors there are depends only on ε, n, d and the settings (the plan), so a release that could not
+        draw one is refused here, before the charge, instead of failing after it.
+        """
+        n, d = (n_rows(data), _n_columns(data)) if is_out_of_core(data) else np.shape(data)
+        if self.method == "input_perturbation":
+            rows = [(privacy_params.epsilon, n * d)]  # one noisy copy of the n·d normalised values
+        else:
+            plan = self.plan(privacy_params, n, d)
+            lloyd, k = (plan.lloyd, _n_seeds(self.k)) if isinstance(plan, CoresetPlan) else (plan, self.k)
+            rows = [(lloyd.epsilon_count, k), (lloyd.epsilon_sums, k * d)]
+            if isinstance(plan, CoresetPlan):
+                m = plan.n_candidates
+                rows += [(plan.epsilon_seed_count, m), (plan.epsilon_seed_sums, m * d)]
+        for epsilon, dims in rows:
+            try:
+                _noise.laplace_epsilon_reserve(epsilon, dims)
+            except ValueError as err:
+                raise ValueError(
+                    f"KMeans at ε={privacy_params.epsilon!r} on {n}×{d} data gives one of its noisy vectors "
+                    f"({dims} values) only ε={epsilon!r}, too little for the safe Laplace sampler. Use a larger "
+                    "epsilon, fewer iterations (n_iter=) or fewer features."
+                ) from err
 
     def _check_params(self, privacy_params: Eps) -> None:
         if self.sensitivity == 0:
@@ -1086,12 +1118,6 @@ class KMeans(DPMech):
     ) -> tuple[np.ndarray, int]:
         """Centroids of ``n_releases`` independent releases, shape (n_releases, k, d), in the original units."""
         n, d = Z.shape
-        if self.method == "input_perturbation" and isinstance(Z, _BlockwiseData):
-            raise ValueError(
-                "KMeans(method='input_perturbation') releases a noisy copy of every record and clusters it in memory, "
-                "so it cannot run on out-of-core data (dask, Chunks). Use method='dplloyd', which only needs per-"
-                "cluster counts and sums, computed block by block."
-            )
         plan = None if self.method == "input_perturbation" else self.plan(privacy_params, n, d)
         if plan is None:
             centres, n_iter = self._input_perturbation(Z, privacy_params.epsilon, rng, n_releases)
@@ -1164,7 +1190,7 @@ class KMeans(DPMech):
         counts, sums = self._noisy_statistics(data, candidates, noise)
         # Post-processing of the noisy cells: OVERSEED·k starting centres, so that a cell mean lying between two
         # clusters (one candidate nearest to both) does not keep them merged through the Lloyd step.
-        n_seeds = OVERSEED * self.k if self.k > 1 else 1
+        n_seeds = _n_seeds(self.k)
         means = np.clip(sums / np.maximum(counts, 1.0)[..., None], -1.0, 1.0)
         survival = SURVIVAL * 2.0 * self.sensitivity / plan.epsilon_seed_count
         seeds = np.stack([_merge_cells(counts[i], means[i], n_seeds, survival, rng) for i in range(n_releases)])
@@ -1223,6 +1249,11 @@ class KMeans(DPMech):
                 centres = np.concatenate([centres, rng.uniform(-1.0, 1.0, size=(self.k - k, d))])
             out[i] = np.clip(centres, -1.0, 1.0)
         return out, n_iter
+
+
+def _n_seeds(k: int) -> int:
+    """Centres of the coreset method's Lloyd step: OVERSEED·k, merged into k afterwards (one cluster needs one)."""
+    return OVERSEED * k if k > 1 else 1
 
 
 def _merge_cells(

@@ -171,6 +171,7 @@ class DPMech(abc.ABC):
         if accountant is not None:
             accountant = check_accountant(accountant)
         data = self.check_dataset(X)
+        self._check_release(params, data)
         guarantee = self.privacy_guarantee(params)
         if accountant is not None:
             accountant.spend(guarantee, mechanism=self, privacy_params=params)
@@ -288,6 +289,10 @@ class DPMech(abc.ABC):
         """Public-information checks of the dataset (types, shapes, sizes); runs before the charge. Returns the
         dataset the target is evaluated on (possibly converted, never a modified input)."""
         return X
+
+    def _check_release(self, privacy_params: Eps, data: Any) -> None:  # noqa: B027 - optional hook
+        """Public checks that need both the privacy parameters and the dataset's public shape (e.g. whether the
+        safe noise can be drawn at the ε each step gets); runs after ``_check_dataset``, before the charge."""
 
     @abc.abstractmethod
     def _evaluate(self, output: Any) -> Any:

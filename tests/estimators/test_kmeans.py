@@ -856,3 +856,54 @@ def test_noisy_counts_are_the_rounded_counts_plus_the_noise_on_any_grid(count_gr
     noisy_counts, noisy_sums = noise.add(counts, sums)
     np.testing.assert_array_equal(noisy_counts, km._noise._round_to_grid(counts, count_grid) + noise.counts)
     np.testing.assert_array_equal(noisy_sums, km._noise._round_to_grid(sums, 2.0**-20) + noise.sums)
+
+
+@pytest.mark.parametrize("method", ["dplloyd", "coreset", "input_perturbation"])
+def test_an_epsilon_too_small_for_the_safe_sampler_is_refused_before_the_charge(method):
+    """Whether every noisy vector can be drawn depends on ε, n, d and the settings only: refused before the charge."""
+    X = np.random.default_rng(0).uniform(-1, 1, (500, 3))
+    acc = dp.Accountant(budget=dp.Eps(1.0))
+    with pytest.raises(ValueError, match=r"KMeans at ε=1e-09 on 500×3 data .* larger epsilon"):
+        KMeans(3, bounds=(-1, 1), method=method).release_response(dp.Eps(1e-9), X, rng=0, accountant=acc)
+    assert acc.spent.epsilon == 0 and not acc.ledger
+
+
+def test_input_perturbation_on_out_of_core_data_is_refused_before_the_charge():
+    """The method and the data's kind are public: the refusal costs no budget."""
+    X = np.random.default_rng(0).uniform(-1, 1, (400, 2))
+    acc = dp.Accountant(budget=dp.Eps(1.0))
+    with pytest.raises(ValueError, match="cannot run on out-of-core data"):
+        KMeans(2, bounds=(-1, 1), method="input_perturbation").release_response(
+            dp.Eps(1.0), dp.Chunks([X[:150], X[150:]]), rng=0, accountant=acc
+        )
+    assert acc.spent.epsilon == 0 and not acc.ledger
+
+
+@pytest.mark.parametrize(("method", "k", "d"), [("dplloyd", 3, 2), ("coreset", 3, 4), ("coreset", 1, 2)])
+def test_the_check_before_the_charge_covers_every_noisy_vector_the_release_draws(monkeypatch, method, k, d):
+    """Every (ε, values) the release draws noise for was checked against the sampler's reserve before the charge."""
+    checked, drawn, checking = set(), set(), []
+    reserve, draw, check = km._noise.laplace_epsilon_reserve, km._noise.grid_laplace_noise, KMeans._check_release
+
+    def spy_reserve(epsilon, dims):
+        if checking:  # only the checks made before the charge (drawing also calls it, through the grid's cache)
+            checked.add((epsilon, dims))
+        return reserve(epsilon, dims)
+
+    def spy_check(self, privacy_params, data):
+        checking.append(True)
+        try:
+            return check(self, privacy_params, data)
+        finally:
+            checking.clear()
+
+    def spy_draw(shape, sensitivity, epsilon, dims, rng):
+        drawn.add((epsilon, dims))
+        return draw(shape, sensitivity, epsilon, dims, rng)
+
+    monkeypatch.setattr(km._noise, "laplace_epsilon_reserve", spy_reserve)
+    monkeypatch.setattr(km._noise, "grid_laplace_noise", spy_draw)
+    monkeypatch.setattr(KMeans, "_check_release", spy_check)
+    X = np.random.default_rng(1).uniform(-1, 1, (3000, d))
+    KMeans(k, bounds=(-1, 1), method=method).release_response(dp.Eps(2.0), X, rng=0)
+    assert drawn and drawn <= checked
