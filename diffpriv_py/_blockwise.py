@@ -160,7 +160,11 @@ def _add(a: Any, b: Any) -> Any:
 
 
 def n_rows(data: Any) -> int:
-    """Number of records, computed blockwise for out-of-core data."""
+    """Number of records, computed blockwise for out-of-core data (read from the shape where it is known, as for a
+    dask array with known chunks, without computing any block)."""
+    rows = getattr(data, "shape", (None,))[0] if not isinstance(data, tuple) else None
+    if isinstance(rows, (int, np.integer)):
+        return int(rows)
     return int(map_reduce(data, lambda block: len(block[0] if isinstance(block, tuple) else block)))
 
 

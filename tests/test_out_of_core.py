@@ -246,3 +246,16 @@ def test_estimators_and_stats_run_on_a_local_cluster():
             np.testing.assert_allclose(mean, dp.stats.mean(Xm, dp.Eps(1.0), bounds=(-3, 3), axis=0, rng=0), rtol=RTOL)
     finally:
         cluster.close()
+
+
+def test_the_number_of_rows_of_a_dask_array_with_known_chunks_is_read_without_computing_a_block():
+    """n is public and in the array's shape: counting it must not read the data (a block here would raise)."""
+
+    def unreadable(block):
+        raise AssertionError("a block was computed")
+
+    lazy = da.from_array(np.zeros((1000, 3)), chunks=(100, 3)).map_blocks(unreadable, dtype=float)
+    assert dp._blockwise.n_rows(lazy) == 1000
+    unknown = da.from_array(np.arange(30.0).reshape(10, 3), chunks=(4, 3))
+    unknown = unknown[unknown[:, 0] > 5]  # chunk sizes unknown until computed: counted block by block
+    assert np.isnan(unknown.shape[0]) and dp._blockwise.n_rows(unknown) == 8
