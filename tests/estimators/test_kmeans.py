@@ -907,3 +907,30 @@ def test_the_check_before_the_charge_covers_every_noisy_vector_the_release_draws
     X = np.random.default_rng(1).uniform(-1, 1, (3000, d))
     KMeans(k, bounds=(-1, 1), method=method).release_response(dp.Eps(2.0), X, rng=0)
     assert drawn and drawn <= checked
+
+
+def test_every_noisy_step_gets_its_own_rows_of_the_noise_drawn_ahead(monkeypatch):
+    """Steps share no noise (that would break the composition the plan relies on): step t adds row t of the block."""
+    drawn, added = [], []
+    draw, add = km._noise.grid_laplace_noise, km._CellNoise.add
+
+    def spy_draw(shape, sensitivity, epsilon, dims, rng):
+        noise, r = draw(shape, sensitivity, epsilon, dims, rng)
+        drawn.append(noise)
+        return noise, r
+
+    def spy_add(self, counts, sums):
+        added.append((self.counts.copy(), self.sums.copy()))
+        return add(self, counts, sums)
+
+    monkeypatch.setattr(km._noise, "grid_laplace_noise", spy_draw)
+    monkeypatch.setattr(km._CellNoise, "add", spy_add)
+    X = np.random.default_rng(2).uniform(-1, 1, (2000, 3))
+    mech = KMeans(4, bounds=(-1, 1), method="dplloyd", n_iter=6)
+    mech.release_response(dp.Eps(1.0), X, rng=0)
+    counts_block, sums_block = drawn
+    assert counts_block.shape[0] == sums_block.shape[0] == len(added) == 6
+    for t, (counts, sums) in enumerate(added):
+        np.testing.assert_array_equal(counts, counts_block[t])
+        np.testing.assert_array_equal(sums.reshape(sums_block[t].shape), sums_block[t])
+    assert len({c.tobytes() for c, _ in added}) == 6
