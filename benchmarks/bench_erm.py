@@ -6,9 +6,11 @@ Run:  python benchmarks/bench_erm.py [--quick] [--tasks adult synthetic_easy bre
       python benchmarks/bench_erm.py --solver                   # our certified solver against scikit-learn's lbfgs
       python benchmarks/bench_erm.py --certify                  # how often the solver's fallback runs (adversarial)
 
-diffpriv_py runs in this process; diffprivlib (never a dependency; ``benchmarks/setup_peers.sh``) runs in the peer
-environment in a child process started from this script on the *same arrays* (passed through an .npz file), the
-same ε grid, the same train/test split and the same regularisation grid. BLAS is pinned to one thread in both.
+Run in the peer environment (``benchmarks/setup_peers.sh``: diffprivlib 0.6.6 needs scikit-learn < 1.8; the script
+installs diffpriv_py there too), where both libraries run side by side in this process. Where diffprivlib cannot
+be imported (diffpriv_py's own environment), its fits run in a child process of the peer environment
+(``--peer-python``) on the *same arrays* (an .npz file) instead. Either way both get the same ε grid, the same
+train/test split and the same regularisation grid, with BLAS pinned to one thread.
 
 Protocol (per task, per ε): every method is fitted ``runs`` times for each regularisation strength Λ in
 ``LAMBDAS`` (diffprivlib: C = 1/(nΛ), its own parameterisation of the same mean-loss objective); the table reports
@@ -219,21 +221,30 @@ def non_private(Xtr, ytr, Xte, yte) -> dict:
     }
 
 
-# ---- the peer process (runs in the diffprivlib environment; does not import diffpriv_py) ---------------------------
+# ---- diffprivlib: in this process when importable, else in the peer environment (which need not have diffpriv_py) ---
 
 
-def peer_main(npz: str, epsilons: list[float], runs: int, lambdas: list[float], intercepts: list[bool]) -> None:
+def diffprivlib_imports() -> bool:
+    """Whether diffprivlib imports in this process (0.6.6 fails to import with scikit-learn 1.8 or later)."""
+    try:
+        import diffprivlib.models  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def diffprivlib_sweep(arrays, epsilons, runs, lambdas=LAMBDAS, intercepts=(True, False)) -> dict:
+    """diffprivlib's LogisticRegression over the (ε, Λ) grid, with and without an intercept, one BLAS thread."""
     import warnings
 
     from diffprivlib.models import LogisticRegression as DplLR
     from threadpoolctl import threadpool_limits
 
-    warnings.filterwarnings("ignore")  # diffprivlib's ConvergenceWarning on noisy objectives
-    data = np.load(npz)
-    Xtr, ytr, Xte, yte = data["Xtr"], data["ytr"], data["Xte"], data["yte"]
+    Xtr, ytr, Xte, yte = arrays
     n = len(ytr)
     results = {}
-    with threadpool_limits(1):
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # diffprivlib's ConvergenceWarning on noisy objectives
         for intercept in intercepts:
             label = "diffprivlib LR (fit_intercept=True)" if intercept else "diffprivlib LR (no intercept)"
 
@@ -243,21 +254,59 @@ def peer_main(npz: str, epsilons: list[float], runs: int, lambdas: list[float], 
                 ).fit(Xtr, ytr)
 
             results[label] = sweep(fit, Xtr, ytr, Xte, yte, epsilons, runs, lambdas)
-    print(json.dumps(results))
+    return results
 
 
-def run_peer(python: str, npz: str, epsilons, runs, lambdas=LAMBDAS, intercepts=(True, False)) -> dict:
+def diffprivlib_defaults(arrays, data_norm: float, epsilons, seeds: int) -> dict:
+    """diffprivlib at its defaults (C = 1, fit_intercept=True): test accuracies per ε and seed."""
+    import warnings
+
+    from diffprivlib.models import LogisticRegression as DplLR
+    from threadpoolctl import threadpool_limits
+
+    Xtr, ytr, Xte, yte = arrays
+    out = {}
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for eps in epsilons:
+            out[str(eps)] = [
+                float(
+                    np.mean(DplLR(epsilon=eps, data_norm=data_norm, random_state=s).fit(Xtr, ytr).predict(Xte) == yte)
+                )
+                for s in range(seeds)
+            ]
+    return out
+
+
+PEER_RUNS = {"sweep": diffprivlib_sweep, "defaults": diffprivlib_defaults}
+
+
+def run_diffprivlib(python: str, kind: str, arrays, *args) -> dict:
+    """``PEER_RUNS[kind](arrays, *args)`` in this process if diffprivlib imports here, else in the peer environment
+    ``python`` on the same arrays (an .npz file); {} (with a note) when neither is available."""
+    if diffprivlib_imports():
+        result: dict = PEER_RUNS[kind](arrays, *args)
+        return result
     if not os.path.exists(python):
         print(f"(peer environment {python} not found: diffprivlib rows left out)", file=sys.stderr)
         return {}
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    cmd = [python, os.path.abspath(__file__), "--peer", npz, "--eps", *map(str, epsilons), "--runs", str(runs)]
-    cmd += ["--lambdas", *map(str, lambdas), "--intercepts", *(str(int(i)) for i in intercepts)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        npz = os.path.join(tmp, "data.npz")
+        np.savez(npz, Xtr=arrays[0], ytr=arrays[1], Xte=arrays[2], yte=arrays[3])
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        cmd = [python, os.path.abspath(__file__), "--peer", kind, npz, json.dumps(args)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:
         print(f"(diffprivlib run failed: {proc.stderr.strip()[-500:]})", file=sys.stderr)
         return {}
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def peer_main(kind: str, npz: str, args: str) -> None:
+    """The child side of :func:`run_diffprivlib`: prints the result as JSON."""
+    data = np.load(npz)
+    arrays = (data["Xtr"], data["ytr"], data["Xte"], data["yte"])
+    print(json.dumps(PEER_RUNS[kind](arrays, *json.loads(args))))
 
 
 # ---- report --------------------------------------------------------------------------------------------------------
@@ -317,26 +366,24 @@ def head_to_head(tasks, peer_python: str, *, quick: bool) -> None:
     for task in tasks:
         Xtr, ytr, Xte, yte = load_task(task)
         runs = 3 if quick else HEAD_TO_HEAD_RUNS[task]
-        with tempfile.TemporaryDirectory() as tmp:
-            npz = os.path.join(tmp, "data.npz")
-            np.savez(npz, Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte)
-            for eps, lam in HEAD_TO_HEAD[task]:
-                with threadpool_limits(1):
-                    mine = ours(Xtr, ytr, Xte, yte, [eps], runs, method, [lam])[method[0][0]]
-                    plain = sklearn_time(Xtr, ytr, lam)
-                theirs = run_peer(peer_python, npz, [eps], runs, [lam], [False]).get("diffprivlib LR (no intercept)")
-                a = mine[str(eps)]
-                cell = f"{a['error']:.4f} ± {a['sd'] / math.sqrt(runs):.4f}"
-                other, other_time = "–", "–"
-                if theirs:
-                    b = theirs[str(eps)]
-                    other = f"{b['error']:.4f} ± {b['sd'] / math.sqrt(runs):.4f}"
-                    other_time = f"{theirs['time'] * 1e3:.0f} ms"
-                lines.append(
-                    f"| {task} | {eps:g} | {lam:g} | {runs} | {cell} | {other} | {mine['time'] * 1e3:.0f} ms | "
-                    f"{other_time} | {plain * 1e3:.0f} ms |"
-                )
-                print(lines[-1], file=sys.stderr, flush=True)
+        for eps, lam in HEAD_TO_HEAD[task]:
+            with threadpool_limits(1):
+                mine = ours(Xtr, ytr, Xte, yte, [eps], runs, method, [lam])[method[0][0]]
+                plain = sklearn_time(Xtr, ytr, lam)
+            theirs = run_diffprivlib(peer_python, "sweep", (Xtr, ytr, Xte, yte), [eps], runs, [lam], [False])
+            theirs = theirs.get("diffprivlib LR (no intercept)")
+            a = mine[str(eps)]
+            cell = f"{a['error']:.4f} ± {a['sd'] / math.sqrt(runs):.4f}"
+            other, other_time = "–", "–"
+            if theirs:
+                b = theirs[str(eps)]
+                other = f"{b['error']:.4f} ± {b['sd'] / math.sqrt(runs):.4f}"
+                other_time = f"{theirs['time'] * 1e3:.0f} ms"
+            lines.append(
+                f"| {task} | {eps:g} | {lam:g} | {runs} | {cell} | {other} | {mine['time'] * 1e3:.0f} ms | "
+                f"{other_time} | {plain * 1e3:.0f} ms |"
+            )
+            print(lines[-1], file=sys.stderr, flush=True)
     print("\n".join(lines))
 
 
@@ -349,28 +396,6 @@ DEFAULT_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 def task_data_norm(name: str) -> float:
     """The public row-norm bound of each task's preprocessing (√13 for Adult's bounded encoding, else 1)."""
     return math.sqrt(13.0) if name == "adult_bounded" else 1.0
-
-
-def peer_defaults(npz: str, data_norm: float, epsilons: list[float], seeds: int) -> None:
-    """diffprivlib at its defaults (C = 1, fit_intercept=True): test accuracies per ε and seed, as JSON."""
-    import warnings
-
-    from diffprivlib.models import LogisticRegression as DplLR
-    from threadpoolctl import threadpool_limits
-
-    warnings.filterwarnings("ignore")
-    data = np.load(npz)
-    Xtr, ytr, Xte, yte = data["Xtr"], data["ytr"], data["Xte"], data["yte"]
-    out = {}
-    with threadpool_limits(1):
-        for eps in epsilons:
-            out[str(eps)] = [
-                float(
-                    np.mean(DplLR(epsilon=eps, data_norm=data_norm, random_state=s).fit(Xtr, ytr).predict(Xte) == yte)
-                )
-                for s in range(seeds)
-            ]
-    print(json.dumps(out))
 
 
 def defaults(tasks, peer_python: str, seeds: int) -> None:
@@ -386,19 +411,7 @@ def defaults(tasks, peer_python: str, seeds: int) -> None:
         Xtr, ytr, Xte, yte = load_task(task)
         R = task_data_norm(task)
         classes = sorted(set(ytr.tolist()))
-        theirs = {}
-        if os.path.exists(peer_python):
-            with tempfile.TemporaryDirectory() as tmp:
-                npz = os.path.join(tmp, "data.npz")
-                np.savez(npz, Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte)
-                env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-                cmd = [peer_python, os.path.abspath(__file__), "--peer-defaults", npz, "--data-norm", str(R)]
-                cmd += ["--eps", *map(str, DEFAULT_EPSILONS), "--runs", str(seeds)]
-                proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-                if proc.returncode == 0:
-                    theirs = json.loads(proc.stdout.strip().splitlines()[-1])
-                else:
-                    print(f"(diffprivlib run failed: {proc.stderr.strip()[-500:]})", file=sys.stderr)
+        theirs = run_diffprivlib(peer_python, "defaults", (Xtr, ytr, Xte, yte), R, DEFAULT_EPSILONS, seeds)
         ours_cells, lams = [], []
         mech = estimators.LogisticRegression(data_norm=R, classes=classes)
         with threadpool_limits(1):
@@ -537,11 +550,7 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="*", default=list(EPSILONS))
     parser.add_argument("--quick", action="store_true", help="2 runs per setting, for a smoke test")
     parser.add_argument("--peer-python", default=PEER_PYTHON)
-    parser.add_argument("--peer", help=argparse.SUPPRESS)
-    parser.add_argument("--eps", nargs="*", type=float, help=argparse.SUPPRESS)
-    parser.add_argument("--runs", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--lambdas", nargs="*", type=float, help=argparse.SUPPRESS)
-    parser.add_argument("--intercepts", nargs="*", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--peer", nargs=3, help=argparse.SUPPRESS)  # kind, .npz file, JSON arguments
     parser.add_argument(
         "--head-to-head", action="store_true", help="same (ε, Λ), no intercept in both, many runs (HEAD_TO_HEAD)"
     )
@@ -549,14 +558,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10, help="releases per cell for --defaults")
     parser.add_argument("--solver", action="store_true", help="time the certified solver against sklearn's lbfgs")
     parser.add_argument("--certify", action="store_true", help="count fallbacks of the solver on adversarial data")
-    parser.add_argument("--peer-defaults", help=argparse.SUPPRESS)
-    parser.add_argument("--data-norm", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.peer:
-        peer_main(args.peer, args.eps, args.runs, args.lambdas, [bool(i) for i in args.intercepts])
-        return
-    if args.peer_defaults:
-        peer_defaults(args.peer_defaults, args.data_norm, args.eps, args.runs)
+        peer_main(*args.peer)
         return
     if args.solver:
         solver()
@@ -580,13 +584,10 @@ def main() -> None:
         runs = 2 if args.quick else RUNS[task]
         Xtr, ytr, Xte, yte = load_task(task)
         print(f"{task}: {Xtr.shape}", file=sys.stderr, flush=True)
-        with tempfile.TemporaryDirectory() as tmp:
-            npz = os.path.join(tmp, "data.npz")
-            np.savez(npz, Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte)
-            with threadpool_limits(1):
-                results = ours(Xtr, ytr, Xte, yte, epsilons, runs)
-                reference = non_private(Xtr, ytr, Xte, yte)
-            results.update(run_peer(args.peer_python, npz, epsilons, runs))
+        with threadpool_limits(1):
+            results = ours(Xtr, ytr, Xte, yte, epsilons, runs)
+            reference = non_private(Xtr, ytr, Xte, yte)
+        results.update(run_diffprivlib(args.peer_python, "sweep", (Xtr, ytr, Xte, yte), epsilons, runs))
         print(table(task, Xtr.shape, results, reference, epsilons))
         print(flush=True)
 

@@ -1,13 +1,16 @@
 """DP PCA against IBM diffprivlib 0.6.6: utility and fit time on the same data, same ε, same split.
 
-Run:  python benchmarks/bench_pca.py [--quick] [--peer-python /work/bench-venv/bin/python] [--timeout 60]
-      python benchmarks/bench_pca.py --versus-sklearn [--runs 15]   (default PPCA against scikit-learn's PCA)
+Run in the peer environment (``benchmarks/setup_peers.sh``: diffprivlib 0.6.6 needs scikit-learn < 1.8; the script
+installs diffpriv_py there too), where both libraries run side by side in this process::
 
-diffpriv_py runs in this process; diffprivlib (never a dependency; ``benchmarks/setup_peers.sh``) runs in the peer
-environment in a child process on the *same arrays* (an .npz file), with the same ε grid and split. Every
-diffprivlib fit is capped (``--timeout`` seconds, by an alarm in the child); once a fit times out the larger ε of
-that task are skipped, because its Bingham rejection sampler only gets slower as ε grows.
-BLAS is pinned to one thread in both processes.
+    /work/bench-venv/bin/python benchmarks/bench_pca.py [--quick] [--runs 10] [--timeout 60]
+    python benchmarks/bench_pca.py --versus-sklearn [--runs 15]   (default PPCA against scikit-learn's PCA)
+
+Where diffprivlib cannot be imported (diffpriv_py's own environment), its fits run in a child process of the peer
+environment (``--peer-python``) on the *same arrays* (an .npz file) instead. Either way both get the same ε grid
+and split. Every diffprivlib fit is capped (``--timeout`` seconds, by an alarm); once a fit times out the larger ε
+of that task are skipped, because its Bingham rejection sampler only gets slower as ε grows. BLAS is pinned to one
+thread.
 
 Tasks:
 
@@ -158,20 +161,25 @@ def non_private(task: str, data) -> dict:
     return res
 
 
-# ---- diffprivlib (peer process) ------------------------------------------------------------------------------------
+# ---- diffprivlib (in this process when importable, else in the peer environment) ---------------------------------
 
 
-def peer_main(npz: str, task: str, epsilons: list[float], runs: int, timeout: int) -> None:
-    """Runs inside the peer venv: diffprivlib's PCA on the given arrays; prints JSON."""
+def diffprivlib_imports() -> bool:
+    """Whether diffprivlib imports in this process (0.6.6 fails to import with scikit-learn 1.8 or later)."""
+    try:
+        import diffprivlib.models  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def diffprivlib_fits(X: np.ndarray, task: str, epsilons: list[float], runs: int, timeout: int) -> dict:
+    """diffprivlib's PCA on X for every ε (stops at the first ε whose fit exceeds ``timeout`` seconds)."""
     import signal
     import warnings
 
     from diffprivlib.models import PCA as DplPCA
     from threadpoolctl import threadpool_limits
-
-    warnings.simplefilter("ignore")
-    data = np.load(npz)
-    X = data["X"]
 
     class Timeout(Exception):
         pass
@@ -179,37 +187,46 @@ def peer_main(npz: str, task: str, epsilons: list[float], runs: int, timeout: in
     def on_alarm(signum, frame):
         raise Timeout
 
-    signal.signal(signal.SIGALRM, on_alarm)
+    previous = signal.signal(signal.SIGALRM, on_alarm)
     out: dict = {}
-    with threadpool_limits(1):
-        for eps in epsilons:
-            walls, cpus, comps, timed_out = [], [], [], False
-            for seed in range(runs):
-                model = DplPCA(
-                    n_components=K[task],
-                    epsilon=eps,
-                    data_norm=DATA_NORM[task],
-                    bounds=(-8.0, 8.0) if task == "synthetic" else (0.0, 1.0),
-                    centered=True,
-                    random_state=seed,
-                )
-                signal.alarm(timeout)
-                t0, c0 = time.perf_counter(), time.process_time()
-                try:
-                    model.fit(X)
-                except Timeout:
-                    timed_out = True
+    try:
+        with threadpool_limits(1), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for eps in epsilons:
+                walls, cpus, comps, timed_out = [], [], [], False
+                for seed in range(runs):
+                    model = DplPCA(
+                        n_components=K[task],
+                        epsilon=eps,
+                        data_norm=DATA_NORM[task],
+                        bounds=(-8.0, 8.0) if task == "synthetic" else (0.0, 1.0),
+                        centered=True,
+                        random_state=seed,
+                    )
+                    signal.alarm(timeout)
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    try:
+                        model.fit(X)
+                    except Timeout:
+                        timed_out = True
+                        break
+                    finally:
+                        signal.alarm(0)
+                    walls.append(time.perf_counter() - t0)
+                    cpus.append(time.process_time() - c0)
+                    comps.append(model.components_.T.tolist())
+                out[str(eps)] = {"wall": walls, "cpu": cpus, "components": comps, "timeout": timed_out}
+                print(json.dumps({"eps": eps, "timeout": timed_out, "walls": walls}), file=sys.stderr, flush=True)
+                if timed_out:
                     break
-                finally:
-                    signal.alarm(0)
-                walls.append(time.perf_counter() - t0)
-                cpus.append(time.process_time() - c0)
-                comps.append(model.components_.T.tolist())
-            out[str(eps)] = {"wall": walls, "cpu": cpus, "components": comps, "timeout": timed_out}
-            print(json.dumps({"eps": eps, "timeout": timed_out, "walls": walls}), file=sys.stderr, flush=True)
-            if timed_out:
-                break
-    print(json.dumps(out))
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    return out
+
+
+def peer_main(npz: str, task: str, epsilons: list[float], runs: int, timeout: int) -> None:
+    """Runs inside the peer venv when diffprivlib cannot be imported here: prints :func:`diffprivlib_fits` as JSON."""
+    print(json.dumps(diffprivlib_fits(np.load(npz)["X"], task, epsilons, runs, timeout)))
 
 
 def run_peer(python: str, npz: str, task: str, epsilons, runs: int, timeout: int) -> dict:
@@ -399,13 +416,15 @@ def main() -> None:
         with threadpool_limits(1):
             base = non_private(task, data)
             mine = ours(task, data, epsilons, runs)
-        if os.path.exists(args.peer_python):
+        if diffprivlib_imports():  # side by side in this process
+            peer = diffprivlib_fits(data[0], task, list(epsilons), runs, args.timeout)
+        elif os.path.exists(args.peer_python):
             with tempfile.TemporaryDirectory() as tmp:
                 npz = os.path.join(tmp, f"{task}.npz")
                 np.savez(npz, X=data[0])
                 peer = run_peer(args.peer_python, npz, task, epsilons, runs, args.timeout)
         else:
-            peer = {"error": f"no peer environment at {args.peer_python}"}
+            peer = {"error": f"diffprivlib does not import here and there is no peer environment at {args.peer_python}"}
         if "error" in peer:
             print(f"diffprivlib: {peer['error']}", file=sys.stderr)
         print(table(task, epsilons, mine, peer, base, data))
