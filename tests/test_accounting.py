@@ -928,3 +928,16 @@ def test_remaining_is_the_budget_left_and_called_with_k_the_share_of_k_releases(
         acc.spend(share)
     with pytest.raises(BudgetExceededError):
         acc.spend(dp.Eps(1e-3))
+
+
+def test_pld_epsilon_of_small_noise_multipliers_grows_instead_of_collapsing_to_zero():
+    """ε of 10 replace-one DP-SGD steps grows as σ shrinks (σ = 0.03 once gave ε = 0: q·e^(−1/2σ²) and its square
+    underflowed), the calibration no longer returns a σ far below the target's (it returned 0.002 for ε = 1000),
+    and σ beyond the accountant's range is refused by name instead of answered with 0."""
+    eps = [dpsgd_epsilon(sigma, 0.01, 10, 1e-6) for sigma in (0.1, 0.05, 0.03)]
+    assert 100 < eps[0] < eps[1] < eps[2] < math.inf
+    sigma = noise_multiplier_for(1000.0, 1e-6, 0.01, 10)
+    assert 0.03 < sigma and dpsgd_epsilon(sigma, 0.01, 10, 1e-6) <= 1000.0
+    for tiny in (1e-4, 1e-30, 5e-324):
+        with pytest.raises(ValueError, match="noise_multiplier"):
+            dpsgd_epsilon(tiny, 0.01, 10, 1e-6)

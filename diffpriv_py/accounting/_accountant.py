@@ -134,7 +134,8 @@ class Composition:
         if delta > 0:
             gaussians = [e for e in self.events if isinstance(e, GaussianEvent)]
             if len(gaussians) == len(self.events):
-                mu = _composed_mu(math.fsum(_up(e.count * _up(e.mu**2)) for e in gaussians))
+                # μ·μ (not μ**2) and _fsum: a huge μ gives an infinite μ, not an OverflowError.
+                mu = _composed_mu(_composition._fsum([_up(e.count * _up(e.mu * e.mu)) for e in gaussians]))
                 candidates.append((_safe(_composition._gdp_epsilon, mu, delta), "gdp"))
             curves = [c for e in self.events if (c := _KeyInfo.of(e._key()).curve) is not None]
             if len(curves) == len(self.events):
@@ -160,7 +161,7 @@ class Composition:
             return 0.0
         gaussians = [e for e in self.events if isinstance(e, GaussianEvent)]
         if len(gaussians) == len(self.events):
-            mu = _composed_mu(math.fsum(_up(e.count * _up(e.mu**2)) for e in gaussians))
+            mu = _composed_mu(_composition._fsum([_up(e.count * _up(e.mu * e.mu)) for e in gaussians]))
             return _composition.gdp_delta(mu, epsilon)
         return self._pld().delta(epsilon)
 
@@ -174,7 +175,11 @@ def compose(events: Sequence[Event], *, n_points: int = 2**14) -> Composition:
     >>> round(compose([LaplaceEvent(epsilon=0.1, count=100)]).epsilon(1e-6), 2)
     4.69
     """
-    if isinstance(events, (Event, str, bytes)) or not hasattr(events, "__iter__"):
+    if (
+        isinstance(events, (Event, str, bytes))
+        or not hasattr(events, "__iter__")
+        or (isinstance(events, np.ndarray) and events.ndim == 0)  # iterable by type, but iter() raises
+    ):
         raise TypeError(
             f"The 'events' parameter of compose() must be a sequence of privacy events; got {events!r}. Pass e.g. "
             "compose([LaplaceEvent(epsilon=0.1)])."
@@ -420,7 +425,7 @@ class _KeyInfo:
 
     @classmethod
     def of(cls, key: Event) -> _KeyInfo:
-        mu2 = _up(key.mu**2) if isinstance(key, GaussianEvent) else None
+        mu2 = _up(key.mu * key.mu) if isinstance(key, GaussianEvent) else None  # μ·μ: inf rather than OverflowError
         try:
             curve = key._rdp(_RDP_ORDERS)
         except (ArithmeticError, ValueError, MemoryError):  # pragma: no cover - defensive: RDP is then unused
@@ -722,7 +727,7 @@ class Accountant:
                 f"The budget must be privacy parameters (Eps, Del or Gam); got {budget!r}. Pass e.g. "
                 "budget=dp.Del(epsilon=1.0, delta=1e-6)."
             )
-        if composition not in ("tight", "basic"):
+        if not isinstance(composition, str) or composition not in ("tight", "basic"):
             raise ValueError(f"composition must be 'tight' or 'basic'; got {composition!r}.")
         self._budget = _check_guarantee(budget)
         self._composition = composition
@@ -990,7 +995,11 @@ class Accountant:
         """Everything about a charge that needs no lock: its checked guarantee, its events and its label."""
         guarantee = _check_guarantee(guarantee)
         if events is not None:
-            if isinstance(events, (Event, str, bytes)) or not hasattr(events, "__iter__"):
+            if (
+                isinstance(events, (Event, str, bytes))
+                or not hasattr(events, "__iter__")
+                or (isinstance(events, np.ndarray) and events.ndim == 0)  # iterable by type, but iter() raises
+            ):
                 raise TypeError(
                     f"events must be a sequence of diffpriv_py.accounting events; got {events!r}. Pass e.g. "
                     "events=[LaplaceEvent(epsilon=0.1)]. Nothing was charged."

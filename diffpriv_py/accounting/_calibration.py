@@ -7,7 +7,7 @@ import math
 
 from .._validation import check_in_range, check_int, refuse_subnormal
 from ._events import Relation, SubsampledGaussianEvent
-from ._pld import ComposedPLD
+from ._pld import ComposedPLD, LossRangeError
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, rdp_sampled_gaussian
 
 __all__ = ["dpsgd_epsilon", "noise_multiplier_for"]
@@ -18,12 +18,13 @@ _MAX_BISECTIONS = 200
 
 
 def _check_options(neighbouring: str, method: str, sampling_rate: float) -> None:
-    if neighbouring not in ("replace_one", "add_remove"):
+    # isinstance first: an array would be compared element-wise (numpy's "truth value is ambiguous" error).
+    if not isinstance(neighbouring, str) or neighbouring not in ("replace_one", "add_remove"):
         raise ValueError(
             f"neighbouring must be 'replace_one' (the library's relation) or 'add_remove' (the DP-SGD literature's). "
             f"Got {neighbouring!r}."
         )
-    if method not in ("pld", "rdp"):
+    if not isinstance(method, str) or method not in ("pld", "rdp"):
         raise ValueError(f"method must be 'pld' (tightest) or 'rdp' (Rényi DP, as Opacus/TF Privacy). Got {method!r}.")
     if method == "rdp" and neighbouring == "replace_one" and sampling_rate < 1:
         raise ValueError(
@@ -83,6 +84,7 @@ def dpsgd_epsilon(
     sigma = check_in_range(
         noise_multiplier, "noise_multiplier", 0.0, math.inf, low_closed=False, high_closed=False, owner="dpsgd_epsilon"
     )
+    refuse_subnormal(sigma, "noise_multiplier", owner="dpsgd_epsilon")
     q = check_in_range(
         sampling_rate, "sampling_rate", 0.0, 1.0, low_closed=False, high_closed=True, owner="dpsgd_epsilon"
     )
@@ -99,13 +101,19 @@ def _calibrate(
     epsilon: float, delta: float, q: float, steps: int, neighbouring: str, method: str, rtol: float
 ) -> float:
     def eps(sigma: float) -> float:
-        return _epsilon(sigma, q, steps, delta, neighbouring, method)
+        try:
+            return _epsilon(sigma, q, steps, delta, neighbouring, method)
+        except LossRangeError:  # a loss too wide for the grid: its ε is beyond any target, treat it as too small
+            return math.inf
 
     hi = 1.0
     while eps(hi) > epsilon:
         hi *= 2.0
         if hi > 1e6:
-            raise ValueError(f"No noise multiplier up to 1e6 gives ε ≤ {epsilon} at δ = {delta}.")
+            raise ValueError(
+                f"No noise multiplier up to 1e6 gives ε ≤ {epsilon} at δ = {delta} over {steps} steps at sampling_rate "
+                f"{q}. Use fewer steps, a smaller sampling_rate, or a larger epsilon."
+            )
     lo = hi / 2.0
     while eps(lo) <= epsilon:
         hi, lo = lo, lo / 2.0

@@ -92,7 +92,9 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_slack: floa
     d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=True, high_closed=True, owner=owner)
     k = check_size(k, "k", maximum=2**53, owner=owner)
     s = check_in_range(delta_slack, "delta_slack", 0.0, 1.0, low_closed=False, high_closed=False, owner=owner)
-    eps = e * math.sqrt(2 * k * math.log(1 / s)) + k * e * math.expm1(e)
+    # e^ε − 1 overflows for ε > 709; the bound is then kε anyway (the min below), which is the answer.
+    growth = math.expm1(e) if e < 709.0 else math.inf
+    eps = e * math.sqrt(2 * k * math.log(1 / s)) + k * e * growth
     return _up(min(eps, k * e)), min(1.0, _up(k * d + s))
 
 
@@ -165,6 +167,11 @@ def _gdp_epsilon(m: float, d: float) -> float:
     if m == 0 or _gdp_delta(m, 0.0) <= d:
         return 0.0
     hi = max(1.0, m * m / 2 + 10 * m)
+    if not math.isfinite(hi):  # ε ≈ μ²/2 (+ O(μ)) is beyond float64: no finite ε to report
+        raise ValueError(
+            f"The 'mu' of μ-Gaussian DP is {m!r}: its ε at δ = {d!r} is about μ²/2, beyond the largest float. Such a "
+            "release gives no meaningful guarantee; use more noise (μ = sensitivity / σ)."
+        )
     for _ in range(_MAX_STEPS):
         if not _gdp_delta(m, hi) > d:
             break

@@ -14,7 +14,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from .._validation import check_in_range, check_int
+from .._validation import check_in_range, check_int, refuse_subnormal
 
 
 def log_ndtr(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -60,7 +60,7 @@ def _mu(value: SupportsFloat) -> float:
 
 
 def _noise_multiplier(value: SupportsFloat) -> float:
-    return _positive(value, "noise_multiplier")
+    return refuse_subnormal(_positive(value, "noise_multiplier"), "noise_multiplier", owner="the privacy event")
 
 
 def _delta(value: SupportsFloat) -> float:
@@ -275,7 +275,7 @@ def gaussian_curve(epsilon: Any, mu: float) -> np.ndarray:
 
 
 def _relation(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value not in ("replace_one", "add_remove"):
+    if not isinstance(value, str) or value not in ("replace_one", "add_remove"):
         raise ValueError(
             f"relation must be 'replace_one' (datasets of equal size differing in one record) or 'add_remove' (one "
             f"record added or removed). Got {value!r}."
@@ -338,12 +338,14 @@ class SubsampledGaussianEvent(Event):
         if self.relation == "replace_one":
             ys = np.array([-1.0 - t, t])
             loss = _replace_loss(ys, s, q)
-        elif direction == "remove":
-            ys = np.array([-t, 1.0 + t])
-            loss = np.log1p(q * np.expm1((2 * ys - 1) / (2 * s * s)))
         else:
-            ys = np.array([-t, t])
-            loss = -np.log1p(q * np.expm1((2 * ys - 1) / (2 * s * s)))
+            # ln(1 + q(e^z − 1)) = ln((1 − q) + q e^z), z = (2y − 1)/(2s²): in log space, so a small σ (z in the
+            # thousands) gives a large finite loss instead of overflowing.
+            ys = np.array([-t, 1.0 + t]) if direction == "remove" else np.array([-t, t])
+            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+                z = (2 * ys - 1) * (0.5 / s / s)
+                loss = np.logaddexp(math.log1p(-q), math.log(q) + z)
+            loss = loss if direction == "remove" else -loss
         return float(loss.min()), float(loss.max())
 
     def _rdp(self, orders: np.ndarray) -> np.ndarray | None:
@@ -374,13 +376,17 @@ def _log_diff(log_pos: np.ndarray, log_neg: np.ndarray) -> np.ndarray:
 
 def _remove_curve(epsilon: np.ndarray, s: float, q: float) -> np.ndarray:
     # P = (1−q)N(0,s²) + qN(1,s²), Q = N(0,s²); p/q = 1 − q + q·exp((2y − 1)/(2s²)) increases in y.
-    x = np.exp(np.minimum(epsilon, 700.0))
-    out = -np.expm1(np.minimum(epsilon, 0.0))  # H = 1 − x when p ≥ xq everywhere (x ≤ 1 − q)
-    high = x > 1.0 - q
+    out = -np.expm1(np.minimum(epsilon, 0.0))  # H = 1 − x when p ≥ xq everywhere (x = e^ε ≤ 1 − q)
+    high = epsilon > math.log1p(-q)
     if np.any(high):
         e = epsilon[high]
-        # x − (1 − q) = q + expm1(ε), kept accurate for small ε.
-        log_excess = np.log(q + np.expm1(e))
+        # ln(x − (1 − q)) = ln(q + expm1(ε)), kept accurate for small ε; past ε = 700 (a small σ) written as
+        # ε + ln(1 − (1 − q)e^−ε), which does not overflow.
+        log_excess = np.where(
+            e > 700.0,
+            e + np.log1p(-(1.0 - q) * np.exp(-np.maximum(e, 700.0))),
+            np.log(q + np.expm1(np.minimum(e, 700.0))),
+        )
         y = s * s * (log_excess - math.log(q)) + 0.5
         log_pos = math.log(q) + log_ndtr(-(y - 1.0) / s)
         log_neg = log_excess + log_ndtr(-y / s)
@@ -407,31 +413,41 @@ def _add_curve(epsilon: np.ndarray, s: float, q: float) -> np.ndarray:
 
 def _replace_loss(y: np.ndarray, s: float, q: float) -> np.ndarray:
     """ln(p/q) of the replace-one pair at y: ln((1−q) + c e^{−y/s²}) − ln((1−q) + c e^{y/s²}), c = q e^{−1/(2s²)}."""
-    log_c = math.log(q) - 1.0 / (2 * s * s)
+    inv = 0.5 / s / s  # 1/(2s²), +inf (not ZeroDivisionError) for a tiny s: the range is then refused by the PLD
+    log_c = math.log(q) - inv
     log1q = math.log1p(-q)
-    return np.logaddexp(log1q, log_c - y / (s * s)) - np.logaddexp(log1q, log_c + y / (s * s))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.logaddexp(log1q, log_c - 2.0 * inv * y) - np.logaddexp(log1q, log_c + 2.0 * inv * y)
 
 
 def _replace_curve(epsilon: np.ndarray, s: float, q: float) -> np.ndarray:
-    # p/q decreases in y; {p > xq} = {u < u*} with u = e^{y/s²} the positive root of x c u² + (x−1)(1−q)u − c = 0.
-    c = q * math.exp(-1.0 / (2 * s * s))
-    x = np.exp(np.minimum(epsilon, 700.0))
-    b = np.expm1(np.minimum(epsilon, 700.0)) * (1.0 - q)  # (x − 1)(1 − q)
-    root = np.sqrt(b * b + 4.0 * x * c * c)
-    # Stable root: rationalised when b > 0, direct otherwise (both branches are evaluated, hence errstate).
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        u = np.where(b > 0, 2.0 * c / (b + root), (root - b) / (2.0 * x * c))
-    y = s * s * np.log(u)
+    # p/q decreases in y; {p > xq} = {u < u*} with u = e^{y/s²} the positive root of x c u² + (x−1)(1−q)u − c = 0,
+    # x = e^ε, c = q e^{−1/(2s²)}. Solved in log space: c² underflows for σ below about 0.04 (c itself soon after),
+    # and x overflows for ε > 709; either silently gave δ = 0, and so ε = 0.
+    log_c = math.log(q) - 0.5 / s / s
     log1q = math.log1p(-q)
     log_q = math.log(q)
+    finite = np.isfinite(epsilon)
+    e = np.where(finite, epsilon, 0.0)
+    with np.errstate(divide="ignore"):
+        # ln|x − 1| = ln|expm1(ε)|, accurate for small |ε| and finite for large ε (−inf at ε = 0).
+        log_xm1 = np.where(e > 0, e + np.log(-np.expm1(-np.maximum(e, 0.0))), np.log(-np.expm1(np.minimum(e, 0.0))))
+    log_b = log_xm1 + log1q  # ln|b|, b = (x − 1)(1 − q)
+    log_root = 0.5 * np.logaddexp(2.0 * log_b, math.log(4.0) + e + 2.0 * log_c)  # ln √(b² + 4xc²)
+    # Stable root: u = 2c/(b + root) when b > 0 (rationalised), u = (root + |b|)/(2xc) when b ≤ 0.
+    log_u = np.where(
+        e > 0,
+        math.log(2.0) + log_c - np.logaddexp(log_b, log_root),
+        np.logaddexp(log_root, log_b) - math.log(2.0) - e - log_c,
+    )
+    y = s * s * log_u
     phi0 = log_ndtr(y / s)
     phi_plus = log_ndtr((y + 1.0) / s)
     phi_minus = log_ndtr((y - 1.0) / s)
     # H = (1 − x)(1 − q)Φ(y/s) + qΦ((y+1)/s) − x q Φ((y−1)/s), split into its positive and negative parts.
-    log_1mx = np.log(np.abs(-np.expm1(np.minimum(epsilon, 700.0))) + 1e-300)
-    first = log_1mx + log1q + phi0
-    pos = np.where(x < 1.0, np.logaddexp(first, log_q + phi_plus), log_q + phi_plus)
-    neg_tail = epsilon + log_q + phi_minus
-    neg = np.where(x < 1.0, neg_tail, np.logaddexp(first, neg_tail))
+    first = log_xm1 + log1q + phi0  # ln(|1 − x|(1 − q)Φ(y/s)): positive part when x < 1, negative when x > 1
+    pos = np.where(e < 0, np.logaddexp(first, log_q + phi_plus), log_q + phi_plus)
+    neg_tail = e + log_q + phi_minus
+    neg = np.where(e < 0, neg_tail, np.logaddexp(first, neg_tail))
     out = _log_diff(pos, neg)
-    return np.where(np.isfinite(epsilon), out, np.where(epsilon < 0, 1.0, 0.0))
+    return np.where(finite, out, np.where(epsilon < 0, 1.0, 0.0))

@@ -21,12 +21,49 @@ import numpy as np
 
 from ._events import Event
 
-__all__ = ["ComposedPLD"]
+__all__ = ["ComposedPLD", "LossRangeError"]
 
 DEFAULT_POINTS = 2**14
 """Grid points of the composed distribution: composition errors stay below ~0.05 % of ε (see the benchmarks)."""
 
 _COARSE_POINTS = 256
+_MAX_SPACING = 700.0
+"""Largest grid spacing h of a discretisation: e^h must be a finite double (the chords' slopes divide by e^h − 1)."""
+
+
+class LossRangeError(ValueError):
+    """The privacy loss of the events is too wide (or not finite) for the numerical accountant's grid."""
+
+
+def _check_range(event: Event, direction: str) -> tuple[float, float]:
+    """The event's loss range, refused clearly when it is not finite (e.g. a noise multiplier near 0)."""
+    try:
+        with np.errstate(all="ignore"):
+            lo, hi = event._loss_range(direction)
+    except (ArithmeticError, ValueError):  # e.g. μ² overflowing for μ = 1e200
+        lo, hi = -math.inf, math.inf
+    # A range collapsed to one non-zero double (its width below the spacing of doubles there, e.g. μ = 1e30) would
+    # be taken for a zero-loss event: refused as well.
+    if not (math.isfinite(lo) and math.isfinite(hi)) or (lo == hi and lo != 0.0):
+        problem = "collapsed to a single double" if lo == hi else "is not finite"
+        raise LossRangeError(
+            f"The privacy-loss range of {event._describe()} {problem} in floating point ([{lo:g}, {hi:g}]), so the "
+            "numerical accountant cannot bound its ε; this happens for a noise_multiplier far below 1 (or an "
+            "extreme mu/epsilon). Use a larger noise_multiplier, or method='rdp' for add/remove neighbours."
+        )
+    return lo, hi
+
+
+def _check_spacing(h: float, events: Sequence[Event]) -> None:
+    if not h <= _MAX_SPACING:  # also NaN
+        what = ", ".join(e._describe() for e in events)
+        raise LossRangeError(
+            f"The composed privacy loss of {what} spans more than {_MAX_SPACING:g} nats per grid step (spacing "
+            f"{h:.3g}): too wide for the numerical accountant, and far beyond any meaningful guarantee. Use a larger "
+            "noise_multiplier or fewer steps (count)."
+        )
+
+
 _TAIL_MASS = 1e-18
 _LAMBDAS = np.geomspace(1e-3, 1e4, 43)
 
@@ -81,7 +118,8 @@ class _Direction:
     """The composition of every event for one direction of the neighbouring pair."""
 
     def __init__(self, events: Sequence[Event], direction: str, n_points: int):
-        active = [e for e in events if e._loss_range(direction)[1] > e._loss_range(direction)[0]]
+        ranges = {id(e): _check_range(e, direction) for e in events}
+        active = [e for e in events if ranges[id(e)][1] > ranges[id(e)][0]]
         # ln P(no occurrence has an infinite loss); zero-range events contribute only their δ atom.
         log_finite = math.fsum(e.count * math.log1p(-min(e.infinite_mass, 1.0)) for e in events if e not in active)
         self.loss: np.ndarray = np.zeros(1)
@@ -93,9 +131,10 @@ class _Direction:
             self.mass = np.array([1.0 - self.infinite])
             return
         lo, hi, best_lambda, full_lo, full_hi = self._window(active, direction)
-        widths = [e._loss_range(direction)[1] - e._loss_range(direction)[0] for e in active]
+        widths = [ranges[id(e)][1] - ranges[id(e)][0] for e in active]
         span = max(min(hi, full_hi) - max(lo, full_lo), *widths)
         h = 1.05 * span / n_points
+        _check_spacing(h, active)
         spectrum: np.ndarray | None = None
         offset = 0
         top_finite = 0  # index of the largest finite composed loss
@@ -143,6 +182,7 @@ class _Direction:
             full_lo += e.count * lo_i
             full_hi += e.count * hi_i
             h = (hi_i - lo_i) / _COARSE_POINTS
+            _check_spacing(h, [e])
             i0, w, _ = _discretise(e, direction, h)
             log_up += e.count * _log_mgf(i0, w, h, _LAMBDAS)
             log_down += e.count * _log_mgf(i0, w, h, -_LAMBDAS)
