@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from typing import Any, SupportsInt, cast
+from collections.abc import Callable, Sequence
+from typing import Any, SupportsInt, TypeVar, cast
 
 import numpy as np
 
@@ -85,6 +86,29 @@ def check_int(value: Any, name: str, *, minimum: int = 1, owner: str = "") -> in
     if out < minimum:
         raise ValueError(f"The '{name}' parameter{where} must be an integer >= {minimum}. Got {out}.")
     return out
+
+
+_Option = TypeVar("_Option", bound=str)
+
+
+def check_choice(value: Any, name: str, options: Sequence[_Option], *, who: str) -> _Option:
+    """One of the string ``options``; anything else (another string, an array, a list, None) is refused clearly."""
+    if type(value) is str and value in options:  # the common case: an exact str equal to an option is that option
+        return value  # type: ignore[return-value]
+    # isinstance first: ``array in options`` would compare element-wise and raise numpy's "truth value" error.
+    if not isinstance(value, str) or value not in options:
+        choices = " or ".join(repr(o) for o in options)
+        raise ValueError(f"The '{name}' of {who} must be {choices}. Got {value!r}.")
+    return options[options.index(value)]  # the option itself: typed as one of the Literal options
+
+
+def one_of(*options: _Option) -> Callable[[Any, Any, _Option], None]:
+    """attrs validator: the attribute is one of the string ``options`` (see :func:`check_choice`)."""
+
+    def validate(instance: Any, attribute: Any, value: Any) -> None:
+        check_choice(value, attribute.name, options, who=type(instance).__name__)
+
+    return validate
 
 
 MAX_ELEMENTS = 10**8

@@ -13,7 +13,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from . import _noise
-from ._validation import check_in_range
+from ._validation import check_in_range, refuse_subnormal
 from .mechanisms.base import DPMech
 from .mechanisms.gaussian import Gaussian
 from .mechanisms.geometric import DiscreteLaplace
@@ -24,8 +24,8 @@ __all__ = ["check_alpha", "discrete_laplace_half_width", "half_width"]
 
 
 def check_alpha(alpha: Any, *, owner: str = "the error bar") -> float:
-    """Validate a miss probability α ∈ (0, 1)."""
-    return check_in_range(
+    """Validate a miss probability α ∈ (0, 1) (a normal double: ln(1/α) of a subnormal α overflows)."""
+    level = check_in_range(
         alpha,
         "alpha",
         0.0,
@@ -35,6 +35,7 @@ def check_alpha(alpha: Any, *, owner: str = "the error bar") -> float:
         owner=owner,
         fix="Pass the probability that the error exceeds the bar, e.g. alpha=0.05 for 95% error bars.",
     )
+    return refuse_subnormal(level, "alpha", owner=owner)
 
 
 def discrete_laplace_half_width(t: float, alpha: float) -> int:
@@ -46,7 +47,8 @@ def discrete_laplace_half_width(t: float, alpha: float) -> int:
     def tail(h: int) -> float:  # P(|K| > h), evaluated in log space
         return math.exp(math.log(2.0) - t * (h + 1) - math.log1p(math.exp(-t)))
 
-    h = max(0, math.ceil((math.log(2.0 / alpha) - math.log1p(math.exp(-t))) / t - 1.0))
+    # ln 2 − ln α rather than ln(2/α): a tiny α (e.g. a union-bound share α/k) must not overflow 2/α.
+    h = max(0, math.ceil((math.log(2.0) - math.log(alpha) - math.log1p(math.exp(-t))) / t - 1.0))
     while tail(h) > alpha:
         h += 1
     while h > 0 and tail(h - 1) <= alpha:

@@ -148,22 +148,28 @@ def _iteration_matrix(k: int, order: int) -> np.ndarray | None:
 # ---- argument normalisation ------------------------------------------------------------------------------------
 
 
-def _as_box_side(value: Any, name: str, dims: int, owner: str) -> tuple[float, ...]:
+def _as_box_side(value: Any, side_name: str, dims: int, owner: str) -> tuple[float, ...]:
+    """One side ("lower" or "upper") of ``bounds``; messages name the 'bounds' parameter and the side."""
+    name = f"bounds {side_name}"  # as dp.stats names the sides: the parameter, then which of its two entries
     if isinstance(value, numbers.Real) or (isinstance(value, np.ndarray) and value.ndim == 0):
         side = (check_real(value, name, owner=owner),) * dims
     else:
         if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
             raise TypeError(
-                f"The '{name}' of {owner} must be a number or a sequence of {dims} numbers. Got {value!r} "
-                f"(type {type(value).__name__})."
+                f"The {side_name} bound in the 'bounds' of {owner} must be a number or a sequence of {dims} numbers. "
+                f"Got {value!r} (type {type(value).__name__})."
             )
         side = tuple(check_real(v, name, owner=owner) for v in value)
         if len(side) != dims:
             raise ValueError(
-                f"The '{name}' of {owner} must have one entry per dimension (dims={dims}); got {len(side)} entries."
+                f"The {side_name} bound in the 'bounds' of {owner} must have one entry per dimension (dims={dims}); "
+                f"got {len(side)} entries."
             )
     if not all(math.isfinite(v) for v in side):
-        raise ValueError(f"The '{name}' of {owner} must be finite; got {side}. Pass the public box of the domain.")
+        raise ValueError(
+            f"The {side_name} bound in the 'bounds' of {owner} must be finite; got {side}. Pass the public box of the "
+            "domain."
+        )
     return side
 
 
@@ -181,8 +187,8 @@ def normalize_bounds(bounds: Any, dims: int, owner: str) -> Bounds:
             f"The 'bounds' of {owner} must be a pair (lower, upper) of numbers or of length-{dims} sequences, e.g. "
             f"bounds=(0.0, 10.0); None means the unit cube. Got {bounds!r}."
         )
-    lower = _as_box_side(bounds[0], "lower bound", dims, owner)
-    upper = _as_box_side(bounds[1], "upper bound", dims, owner)
+    lower = _as_box_side(bounds[0], "lower", dims, owner)
+    upper = _as_box_side(bounds[1], "upper", dims, owner)
     for j, (lo, hi) in enumerate(zip(lower, upper, strict=True)):
         if not (lo < hi and math.isfinite(hi - lo)):
             raise ValueError(
@@ -289,8 +295,25 @@ def _k(value: Any) -> int:
     return check_int(value, "k", minimum=1, owner="BernsteinApproximation")
 
 
+MAX_ORDER = 1000
+"""Largest order of the iterated Bernstein operator: building M_h takes h − 1 products of (k + 1)×(k + 1) matrices,
+and beyond a few orders the bias no longer shrinks while M_h amplifies the noise on the coefficients."""
+
+
+def check_order(value: Any, owner: str) -> int:
+    """The order h of the iterated operator: an integer in [1, MAX_ORDER] (checked before any work is done)."""
+    order = check_int(value, "order", minimum=1, owner=owner)
+    if order > MAX_ORDER:
+        raise ValueError(
+            f"The 'order' parameter of {owner} must be at most {MAX_ORDER} (the iterated operator costs one matrix "
+            f"product per order, and higher orders only amplify the noise). Got {order}. Use a small order such "
+            "as 1 (R's operator) to 5."
+        )
+    return order
+
+
 def _order(value: Any) -> int:
-    return check_int(value, "order", minimum=1, owner="BernsteinApproximation")
+    return check_order(value, "BernsteinApproximation")
 
 
 def _coeffs(value: Any, self_: Any) -> np.ndarray:
@@ -564,7 +587,7 @@ def bernstein(
         )
     dims = check_int(dims, "dims", minimum=1, owner="bernstein()")
     k = check_int(k, "k", minimum=1, owner="bernstein()")
-    order = check_int(order, "order", minimum=1, owner="bernstein()")
+    order = check_order(order, "bernstein()")
     if not isinstance(vectorized, bool):
         raise TypeError(f"The 'vectorized' parameter of bernstein() must be True or False. Got {vectorized!r}.")
     check_lattice_size(dims, k, "bernstein()")

@@ -455,6 +455,20 @@ class PrivateFrameAccessor:
             mech = Gaussian(target=target, sensitivity=math.sqrt(d))
         else:
             mech = Laplace(target=target, sensitivity=float(d))
+        # The noisy rows (in units of the widths) are unbounded; in data units they must stay finite. Beyond 1000
+        # noise scales the tails have probability below e^-1000, so this public check (bounds, ε, d) keeps every
+        # released value finite in practice, and refuses before the charge bounds for which it would not.
+        scale = mech.noise_scale(mech.check_privacy_params(privacy_params))
+        with np.errstate(over="ignore"):
+            reach = (1.0 + 1000.0 * scale) * (hi - lo)
+        if not np.all(np.isfinite(reach)):
+            i = int(np.flatnonzero(~np.isfinite(reach))[0])
+            raise ValueError(
+                f"The bounds of {who} for column {columns[i]!r} are ({float(lo[i])!r}, {float(hi[i])!r}): their width "
+                f"times the noise (scale {scale:.3g} widths) overflows float64, so noisy "
+                "values could be infinite. Narrow the bounds, rescale the column (e.g. other units), or use a larger "
+                "epsilon."
+            )
         response = mech.release_response(privacy_params, values, rng=rng, accountant=accountant)
         noisy = np.asarray(response.response) * (hi - lo)
         out = pd.DataFrame(noisy, index=frame.index, columns=frame.columns)

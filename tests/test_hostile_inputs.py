@@ -696,6 +696,124 @@ def test_random_hostile_scalars_at_the_sampler_and_approximation_entry_points(da
     assert problem is None, f"{entry.name}({param}={value!r}): {problem}"
 
 
+# ---- regressions: the cases a run over the full product found (always exercised, never sampled away) ---------------
+
+# Values of the full run that are not in the tables above (for scalar and interval arguments).
+EXTRA_VALUES: dict[str, Callable[[], Any]] = {
+    "np.int64-2**62": lambda: np.int64(2**62),
+    "1-elem-array": lambda: np.array([0.5]),
+    "(0,nan)": lambda: (0.0, math.nan),
+    "(True,1)": lambda: (True, 1.0),
+    "('0','1')": lambda: ("0", "1"),
+    "(1,0)": lambda: (1.0, 0.0),
+    "(0,1e308)": lambda: (0.0, 1e308),
+    "(-1e308,1e308)": lambda: (-1e308, 1e308),
+}
+
+FOUND: list[tuple[str, str, str]] = [
+    # messages that did not name the argument, or numpy/Python internals (IndexError-like crashes)
+    ("dp.Bernstein()", "bounds", "(0,nan)"),
+    ("dp.bernstein", "bounds", "(True,1)"),
+    ("dp.BernsteinApproximation", "bounds", "('0','1')"),
+    ("dp.Exponential()", "response_set", "0-d"),
+    ("dp.Exponential()", "method", "array"),
+    ("dp.Exponential()", "log_base_measure", "string"),
+    ("dp.Laplace()", "noise", "array"),
+    ("dp.Gaussian()", "calibration", "array"),
+    ("dp.DiscreteLaplace()", "noise", "array"),
+    ("dp.Accountant", "composition", "array"),
+    ("dp.stats.groupby", "keys", "0-d"),
+    ("dp.stats.groupby", "quantiles", "zero"),
+    ("dp.stats.histogram", "bins", "empty-list"),
+    ("dp.stats.histogram", "bins", "1-elem-array"),
+    ("dp.estimators.PCA.release_response", "X", "ragged"),
+    ("dp.estimators.KMeans.release_response", "X", "ragged"),
+    ("dp.estimators.PCA()", "method", "empty-list"),
+    ("dp.estimators.PCA()", "sampler", "array"),
+    ("dp.estimators.KMeans()", "bounds", "0-d"),
+    ("dp.estimators.KMeans()", "bounds", "(1,0)"),
+    ("dp.estimators.KMeans()", "method", "array"),
+    ("dp.estimators.LinearRegression()", "label_bound", "0-d"),
+    ("dp.estimators.SVM()", "loss", "array"),
+    ("dp.estimators.DPSGDClassifier()", "hidden_layer_sizes", "0-d"),
+    ("dp.estimators.DPSGDClassifier()", "activation", "array"),
+    ("dp.accounting.compose", "events", "0-d"),
+    ("dp.accounting.SubsampledGaussianEvent", "relation", "array"),
+    ("dp.accounting.advanced_composition", "epsilon", "1e308"),
+    ("dp.accounting.dpsgd_epsilon", "noise_multiplier", "subnormal"),
+    ("dp.accounting.dpsgd_epsilon", "steps", "huge-int"),
+    ("dp.accounting.dpsgd_epsilon", "method", "array"),
+    ("dp.accounting.gdp_epsilon", "mu", "1e308"),
+    ("dp.accounting.noise_multiplier_for", "steps", "np.int64-2**62"),
+    ("dp.accounting.noise_multiplier_for", "neighbouring", "array"),
+    ("dp.testing.audit", "n", "nan"),
+    ("dp.testing.check_sensitivity", "rtol", "string"),
+    ("dp.testing.search_audit", "replacements", "zero"),
+    ("dp.sklearn.PCA().fit", "n_components", "huge-int"),
+    ("dp.sklearn.PCA().fit", "delta", "array"),
+    ("dp.sklearn.KMeans().fit", "n_clusters", "np.int64-2**62"),
+    ("dp.sklearn.KMeans().fit", "n_iter", "huge-int"),
+    ("dp.sklearn.KMeans().fit", "epsilon", "1e308"),
+    ("dp.sklearn.LinearRegression().fit", "method", "array"),
+    ("dp.sklearn.SVM().fit", "data_norm", "subnormal"),
+    ("dp.sklearn.SVM().fit", "reg_lambda", "1e308"),
+    ("dp.sklearn.SVM().fit", "huber_width", "subnormal"),
+    ("dp.sklearn.LogisticRegression().fit", "data_norm", "subnormal"),
+    ("dp.sklearn.DPSGDClassifier().fit", "delta", "array"),
+    ("dp.sklearn.DPSGDClassifier().fit", "epochs", "1e308"),
+    ("dp.sklearn.DPSGDClassifier().fit", "noise_multiplier", "subnormal"),
+    ("dp.sklearn.DPSGDClassifier().fit", "noise_multiplier", "1e308"),
+    # hangs
+    ("dp.bernstein", "order", "huge-int"),
+    ("dp.BernsteinApproximation", "order", "1e308"),
+    # a budget charged for a failure that depends only on public arguments
+    ("dp.stats.covariance", "bounds", "(-1e308,1e308)"),
+    ("dp.stats.histogram", "range", "(-1e308,1e308)"),
+    ("dp.stats.groupby", "name", "array"),
+    ("dp.stats.groupby", "alpha", "subnormal"),
+    # silent non-finite answers
+    ("dp.stats.covariance", "bounds", "(0,1e308)"),
+    ("Series.private.noise", "bounds", "(0,1e308)"),
+    ("Series.private.std", "bounds", "(0,1e308)"),
+    ("Series.private.sum", "bounds", "(0,1e308)"),
+    ("DataFrame.private.cov", "bounds", "(0,1e308)"),
+    ("DataFrame.private.describe", "bounds", "(0,1e308)"),
+]
+
+"""(entry point, argument, value) that once crashed with a numpy/Python error, named no argument, hung, charged the
+budget for a public failure, or answered with inf; ``value`` is a key of the hostile tables or of EXTRA_VALUES."""
+
+
+@pytest.mark.parametrize(("name", "param", "value_name"), FOUND, ids=["-".join(case) for case in FOUND])
+def test_each_hostile_value_the_full_product_found_fails_closed(name, param, value_name):
+    """A case the full (entry point × argument × value) product once failed on: a clear error, or a finite answer."""
+    entry = next(e for e in HOSTILE_ENTRIES if e.name == name)
+    table = {**(HOSTILE_DATA if param in DATA_PARAMS else HOSTILE_SCALARS), **EXTRA_VALUES}
+    problem = check_hostile_call(entry, param, value_name, table[value_name])
+    assert problem is None, f"{name}({param}={value_name}): {problem}"
+
+
+def test_std_of_bounds_near_the_float_limit_is_finite_and_their_sum_is_refused():
+    """The std of values in [0, 1e308] is below 1e308, so it is released finite (its square, the variance, is not
+    formed); their sum over 40 values would overflow, so it is refused before any charge."""
+    x = np.linspace(0.05, 0.95, 40)
+    for seed in range(6):
+        assert math.isfinite(dp.stats.std(x, dp.Eps(1.0), bounds=(0.0, 1e308), rng=seed))
+        assert math.isfinite(dp.stats.std(x, dp.Eps(1.0), bounds=(0.0, 1e308), nan_policy="omit", rng=seed))
+    acc = dp.Accountant(budget=dp.Eps(5.0))
+    with pytest.raises(ValueError, match="too wide for a sum"):
+        dp.stats.sum(x, dp.Eps(1.0), bounds=(0.0, 1e308), rng=0, accountant=acc)
+    assert not acc.ledger
+
+
+def test_covariance_noise_is_clipped_so_wide_bounds_give_a_finite_matrix():
+    """At width 1e153 (products 1e306) and ε = 1e-3 the noisy entries, clipped to their public range before
+    scaling, never overflow to inf (unclipped, some seeds did)."""
+    for seed in range(20):
+        cov = dp.stats.covariance(_X2, dp.Eps(1e-3), bounds=(0.0, 1e153), rng=seed)
+        assert np.all(np.isfinite(cov)), seed
+
+
 def test_an_epsilon_too_small_for_safe_noise_is_refused_before_the_charge():
     """ε = 1e-13 cannot be sampled safely on the grid; the refusal comes before the accountant is charged."""
     acc = dp.Accountant(budget=dp.Eps(1.0))

@@ -282,10 +282,14 @@ def fallback_steps(n: int, curvature: float, reg: float, lin_norm: float, start_
     ball and |ℓ'| ≤ 1), a bound that depends on the noise draw and public sizes only.
     """
     tol = gradient_tolerance(n, curvature)
-    alpha, beta = reg, curvature + reg
     gradient_bound = (1.0 + lin_norm) * (1.0 + 4.0 * UNIT_ROUNDOFF) if start_bound is None else start_bound
     ratio = max(gradient_bound / tol, 1.0)  # R₀/r = (G/α)/(τ/α)
-    return 1 + math.ceil(math.sqrt(beta / alpha) * (math.log((alpha + beta) / alpha) + 2.0 * math.log(ratio)))
+    # κ = β/α = 1 + c/Λ and (α + β)/α = 1 + κ, written so that a huge Λ (α + β overflowing) still gives finite logs.
+    kappa = 1.0 + curvature / reg
+    steps = math.sqrt(kappa) * (math.log1p(kappa) + 2.0 * math.log(ratio))
+    if not math.isfinite(steps):  # a condition number beyond float64: more steps than any solve may take
+        return MAX_FALLBACK_STEPS + 1
+    return 1 + math.ceil(steps)
 
 
 def minimise(

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _noise
 from .._fixed_point import row_norms
-from .._validation import check_in_range, check_int
+from .._validation import check_in_range, check_int, refuse_subnormal
 from ..accounting import SubsampledGaussianEvent, dpsgd_epsilon, noise_multiplier_for
 from ..accounting._events import Relation
 from ..exceptions import TargetOutputError
@@ -194,6 +194,8 @@ def _init_layers(
 MAX_WIDTH = 2**20
 """Largest number of features or hidden units per layer, and bound on the number of layers: keeps the float error of
 a per-example norm below 2⁻³⁰ (see :func:`clipped_gradient_sum`)."""
+MAX_STEPS = 10**8
+"""Most noisy steps T = ⌈epochs / sampling_rate⌉ of one release: each step is a pass over a sample of the data."""
 
 HUGE_NORM_BITS = 900
 """A per-example gradient whose norm exceeds C·2⁹⁰⁰ (or is not finite) contributes 0 (see
@@ -520,6 +522,8 @@ def _train(
 
 
 def _hidden(value: Any) -> tuple[int, ...]:
+    if isinstance(value, np.ndarray) and value.ndim == 0:  # has __len__, but len() raises: read it as its scalar
+        value = value.item()
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         value = (value,)
     if not isinstance(value, (Sequence, np.ndarray)) or isinstance(value, str):
@@ -589,9 +593,10 @@ def _momentum(value: Any) -> float:
 def _sigma_or_none(value: Any) -> float | None:
     if value is None:
         return None
-    return check_in_range(
+    sigma = check_in_range(
         value, "noise_multiplier", 0.0, math.inf, low_closed=False, high_closed=False, owner="DPSGDClassifier"
     )
+    return refuse_subnormal(sigma, "noise_multiplier", owner="DPSGDClassifier")
 
 
 def _classes(value: Any) -> tuple[Any, ...] | None:
@@ -605,7 +610,7 @@ def _classes(value: Any) -> tuple[Any, ...] | None:
 
 def _choice(*options: str) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
     def validate(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if value not in options:
+        if not isinstance(value, str) or value not in options:  # an array would be compared element-wise
             raise ValueError(f"{attribute.name} must be one of {options}; got {value!r}.")
 
     return validate
@@ -751,6 +756,12 @@ class DPSGDClassifier(DPMech):
         return self.clip_norm
 
     def __attrs_post_init__(self) -> None:
+        if not self.epochs / self.sampling_rate <= MAX_STEPS:  # also inf: T = ⌈epochs / q⌉ must be a feasible count
+            raise ValueError(
+                f"epochs={self.epochs!r} at sampling_rate={self.sampling_rate!r} would train "
+                f"{self.epochs / self.sampling_rate:.3g} noisy steps (epochs / sampling_rate); at most {MAX_STEPS:.0e} "
+                "are supported. Use fewer epochs or a larger sampling_rate."
+            )
         if self.accounting == "rdp" and self.neighbouring == "replace_one" and self.sampling_rate < 1:
             raise ValueError(
                 "accounting='rdp' is the add/remove analysis of Mironov, Talwar & Zhang (2019); for the library's "
@@ -825,18 +836,7 @@ class DPSGDClassifier(DPMech):
     def safe_noise(self, privacy_params: Eps, n: int, dims: int) -> SafeNoise:
         """The grid and noise of a release on ``n`` records training ``dims`` parameters (see Notes, *Noise*)."""
         sigma = self.noise_multiplier_for(privacy_params)
-        guarantee = self.privacy_guarantee(privacy_params)
-        coordinates = self.steps * dims
-        eps_c = guarantee.epsilon - coordinates * 2.0**-37
-        delta_c = guarantee.delta * (1.0 - coordinates * 2.0**-36)
-        # The reserve is refused only when it would take half of the guarantee (a release at, e.g., ε = 1e-4 on
-        # digits is still served, with noise raised by the calibration rather than refused after the charge).
-        if not (eps_c > guarantee.epsilon / 2 and delta_c > guarantee.delta / 2 and guarantee.epsilon < 500):
-            raise ValueError(
-                f"DP-SGD draws {coordinates} noise values ({self.steps} steps × {dims} parameters); the safe sampler's "
-                f"float-error reserve of {coordinates}·2^-37 would exceed half of epsilon={guarantee.epsilon:g} "
-                "(or epsilon ≥ 500). Train fewer steps or parameters, or use a larger epsilon."
-            )
+        eps_c, delta_c = self._reserve(self.privacy_guarantee(privacy_params), dims)
         sigma_c = max(
             sigma,
             noise_multiplier_for(eps_c, delta_c, self.sampling_rate, self.steps, neighbouring="replace_one"),
@@ -847,7 +847,37 @@ class DPSGDClassifier(DPMech):
             noise_multiplier=sigma, grid=grid, step_sensitivity=step_sensitivity, noise_std=sigma_c * step_sensitivity
         )
 
+    def _reserve(self, guarantee: Eps, dims: int) -> tuple[float, float]:
+        """(ε, δ) left for the noise after the safe sampler's float-error reserve for ``steps × dims`` values."""
+        coordinates = self.steps * dims
+        eps_c = guarantee.epsilon - coordinates * 2.0**-37
+        delta_c = guarantee.delta * (1.0 - coordinates * 2.0**-36)
+        # The reserve is refused only when it would take half of the guarantee (a release at, e.g., ε = 1e-4 on
+        # digits is still served, with noise raised by the calibration).
+        if not (eps_c > guarantee.epsilon / 2 and delta_c > guarantee.delta / 2 and guarantee.epsilon < 500):
+            given = (
+                f" (noise_multiplier={self.noise_multiplier!r} gives that guarantee)"
+                if self.noise_multiplier is not None
+                else ""
+            )
+            raise ValueError(
+                f"DP-SGD draws {coordinates} noise values ({self.steps} steps × {dims} parameters); the safe sampler's "
+                f"float-error reserve of {coordinates}·2^-37 would exceed half of epsilon={guarantee.epsilon:g}"
+                f"{given} (or epsilon ≥ 500). Train fewer steps or parameters, use a larger epsilon, or a smaller "
+                "noise_multiplier."
+            )
+        return eps_c, delta_c
+
     # ---- DPMech hooks ----------------------------------------------------------------------------------------
+
+    def _check_release(self, privacy_params: Eps, data: Any) -> None:
+        """Before the charge: the safe sampler's reserve at the fewest parameters the public shapes allow (labels
+        inferred from the data give at least two classes; more classes only add parameters, and reserve)."""
+        features = data[0]
+        n_classes = len(self.classes) if self.classes is not None else 2
+        sizes = [features.shape[1], *self.hidden_layer_sizes, n_classes]
+        dims = sum((fan_in + 1) * fan_out for fan_in, fan_out in itertools.pairwise(sizes))
+        self._reserve(self.privacy_guarantee(privacy_params), dims)
 
     def _check_dataset(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """Types, shapes, equal lengths and width: refused before any charge (label values are checked after)."""

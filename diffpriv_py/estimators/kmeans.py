@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _noise
 from .._blockwise import Chunks, is_out_of_core, map_reduce, n_rows
+from .._datasets import as_array
 from .._validation import check_int
 from ..exceptions import TargetOutputError
 from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
@@ -102,7 +103,12 @@ def _bounds(value: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
             "feature (e.g. bounds=(0.0, 10.0)). They are never taken from the private data, since that would leak "
             "it; records outside the box are clipped to it."
         )
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+    if (
+        isinstance(value, (str, bytes))
+        or not hasattr(value, "__len__")
+        or (isinstance(value, np.ndarray) and value.ndim == 0)  # has __len__, but len() raises
+        or len(value) != 2
+    ):
         raise TypeError(
             f"The 'bounds' parameter of KMeans must be a pair (lower, upper). Got {value!r}. "
             "Pass e.g. bounds=(0.0, 1.0) or bounds=([0, 0], [10, 5])."
@@ -118,14 +124,14 @@ def _bounds(value: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
     if not np.all(lower < upper):
         bad = np.flatnonzero(~(lower < upper))
         raise ValueError(
-            f"Every lower bound of KMeans must be strictly below its upper bound; features {bad.tolist()} are not "
-            f"(lower={lower[bad].tolist()}, upper={upper[bad].tolist()}). Swap or widen them."
+            f"Every lower bound in the 'bounds' of KMeans must be strictly below its upper bound; features "
+            f"{bad.tolist()} are not (lower={lower[bad].tolist()}, upper={upper[bad].tolist()}). Swap or widen them."
         )
     return tuple(float(v) for v in lower), tuple(float(v) for v in upper)
 
 
 def _method(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value not in METHODS:
+    if not isinstance(value, str) or value not in METHODS:
         raise ValueError(
             f"The 'method' parameter of KMeans must be one of {', '.join(map(repr, METHODS))}. Got {value!r}. "
             "Leave the default 'auto' unless you are reproducing a published method."
@@ -147,8 +153,20 @@ def _k(value: Any) -> int:
     return k
 
 
+MAX_N_ITER = 10_000
+"""Most DPLloyd iterations: each gets its own share of ε (and a pass over the data), so far fewer are useful."""
+
+
 def _optional_n_iter(value: Any) -> int | None:
-    return None if value is None else check_int(value, "n_iter", minimum=1, owner="KMeans")
+    if value is None:
+        return None
+    n_iter = check_int(value, "n_iter", minimum=1, owner="KMeans")
+    if n_iter > MAX_N_ITER:
+        raise ValueError(
+            f"The 'n_iter' parameter of KMeans must be at most {MAX_N_ITER} (each iteration gets its own share of "
+            f"epsilon, so more iterations only add noise). Got {n_iter}. Leave n_iter=None for the default rule."
+        )
+    return n_iter
 
 
 def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -159,7 +177,7 @@ def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
 def _data_matrix(X: Any, owner: str) -> np.ndarray:
     if isinstance(X, tuple):
         raise TypeError(f"{owner} is unsupervised: pass the feature matrix X alone, not an (X, y) tuple.")
-    arr = np.asarray(X)
+    arr = as_array(X, owner=owner)
     if arr.dtype.kind not in "biuf" or arr.ndim != 2:
         raise TypeError(
             f"{owner} needs a 2-D numeric array with one record per row. Got {type(X).__name__} with shape "
@@ -1030,7 +1048,7 @@ class KMeans(DPMech):
             return X
         if isinstance(X, tuple):
             raise TypeError("KMeans is unsupervised: pass the feature matrix X alone, not an (X, y) tuple.")
-        arr = np.asarray(X) if not isinstance(X, np.ndarray) else X
+        arr = as_array(X, owner="KMeans") if not isinstance(X, np.ndarray) else X
         if arr.dtype.kind not in "biuf" or arr.ndim != 2:
             raise TypeError(
                 f"KMeans needs a 2-D real numeric array with one record per row. Got {type(X).__name__} with shape "
@@ -1054,16 +1072,17 @@ class KMeans(DPMech):
         draw one is refused here, before the charge, instead of failing after it.
         """
         n, d = (n_rows(data), _n_columns(data)) if is_out_of_core(data) else np.shape(data)
+        count, sums = 2.0 * self.sensitivity, 2.0 * d * self.sensitivity  # the L1 sensitivities of _cell_noise
         if self.method == "input_perturbation":
-            rows = [(privacy_params.epsilon, n * d)]  # one noisy copy of the n·d normalised values
+            rows = [(privacy_params.epsilon, n * d, sums)]  # one noisy copy of the n·d normalised values
         else:
             plan = self.plan(privacy_params, n, d)
             lloyd, k = (plan.lloyd, _n_seeds(self.k)) if isinstance(plan, CoresetPlan) else (plan, self.k)
-            rows = [(lloyd.epsilon_count, k), (lloyd.epsilon_sums, k * d)]
+            rows = [(lloyd.epsilon_count, k, count), (lloyd.epsilon_sums, k * d, sums)]
             if isinstance(plan, CoresetPlan):
                 m = plan.n_candidates
-                rows += [(plan.epsilon_seed_count, m), (plan.epsilon_seed_sums, m * d)]
-        for epsilon, dims in rows:
+                rows += [(plan.epsilon_seed_count, m, count), (plan.epsilon_seed_sums, m * d, sums)]
+        for epsilon, dims, sensitivity in rows:
             try:
                 _noise.laplace_epsilon_reserve(epsilon, dims)
             except ValueError as err:
@@ -1071,6 +1090,14 @@ class KMeans(DPMech):
                     f"KMeans at ε={privacy_params.epsilon!r} on {n}×{d} data gives one of its noisy vectors "
                     f"({dims} values) only ε={epsilon!r}, too little for the safe Laplace sampler. Use a larger "
                     "epsilon, fewer iterations (n_iter=) or fewer features."
+                ) from err
+            try:
+                _noise.grid_step(sensitivity / epsilon)
+            except ValueError as err:
+                raise ValueError(
+                    f"KMeans at ε={privacy_params.epsilon!r} gives one of its noisy vectors ε={epsilon!r}, so large "
+                    f"that its noise scale {sensitivity / epsilon!r} has no safe grid (the step would be subnormal). "
+                    "Use a smaller epsilon (beyond a few hundred the noise is negligible anyway)."
                 ) from err
 
     def _check_params(self, privacy_params: Eps) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 from scipy.special import expit
 
 from .._fixed_point import clip_rows
-from .._validation import check_in_range
+from .._validation import check_in_range, refuse_subnormal
 from ..exceptions import TargetOutputError
 from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
 from ..mechanisms.exponential import Exponential
@@ -252,7 +252,7 @@ def _data_norm(value: Any) -> float:
             "data_norm=1.0 after scaling features to [0, 1]/√d). Rows are clipped to it. It is never computed from "
             "the data, since max‖x‖ of the private data would leak."
         )
-    return check_in_range(
+    norm = check_in_range(
         value,
         "data_norm",
         0.0,
@@ -261,6 +261,7 @@ def _data_norm(value: Any) -> float:
         high_closed=False,
         fix="Pass a public bound on the L2 norm of a row of X.",
     )
+    return refuse_subnormal(norm, "data_norm")  # the features are scaled by 1/data_norm, which would overflow
 
 
 def _classes(value: Any) -> tuple[Any, ...] | None:
@@ -286,7 +287,7 @@ def _intercept_scaling(value: Any) -> float:
 
 
 def _perturbation(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value not in ("objective", "output"):
+    if not isinstance(value, str) or value not in ("objective", "output"):
         raise ValueError(
             f"perturbation must be 'objective' (CMS'11 Algorithm 2, usually more accurate) or 'output' (Algorithm 1). "
             f"Got {value!r}."
@@ -615,7 +616,7 @@ class LogisticRegression(_LinearERM):
 
 
 def _huber_width(value: Any) -> float:
-    return check_in_range(
+    width = check_in_range(
         value,
         "huber_width",
         0.0,
@@ -624,10 +625,11 @@ def _huber_width(value: Any) -> float:
         high_closed=False,
         fix="huber_width is the h of the Huber hinge (ℓ'' ≤ 1/(2h)); 0.5 is the usual choice.",
     )
+    return refuse_subnormal(width, "huber_width", owner="SVM")  # the curvature 1/(2h) would overflow
 
 
 def _huber_only(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value != "huber":
+    if not isinstance(value, str) or value != "huber":
         raise ValueError(
             f"SVM supports loss='huber' only. Got {value!r}. The plain hinge loss is not differentiable, so neither "
             "CMS'11 analysis applies to it; the Huber hinge with a small huber_width approximates it."

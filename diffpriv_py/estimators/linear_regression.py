@@ -82,7 +82,7 @@ def _label_bound(value: Any) -> LabelBound:
 
 
 def _label_pair(value: Any) -> tuple[float, float]:
-    if isinstance(value, (tuple, list, np.ndarray)):
+    if isinstance(value, (tuple, list)) or (isinstance(value, np.ndarray) and value.ndim > 0):  # 0-d: a scalar B
         if len(value) != 2:
             raise TypeError(f"The 'label_bound' parameter of LinearRegression must be B or (low, high). Got {value!r}.")
         low = check_in_range(
@@ -114,7 +114,7 @@ def _reg_lambda(value: Any) -> float | str:
 
 
 def _method(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value not in ("adassp", "functional"):
+    if not isinstance(value, str) or value not in ("adassp", "functional"):
         raise ValueError(f"The 'method' parameter of LinearRegression must be 'adassp' or 'functional'. Got {value!r}.")
 
 

@@ -19,6 +19,7 @@ from scipy.linalg import blas
 
 from .. import _noise
 from .._blockwise import is_out_of_core, map_reduce, n_rows
+from .._datasets import as_array
 from .._fixed_point import clip_rows_to_norm, grid_rows, record_bits
 from .._rng import RNGLike, as_generator
 from .._validation import check_in_range, check_int
@@ -76,7 +77,7 @@ class SecondMoment:
 def _data_matrix(X: Any) -> np.ndarray:
     if isinstance(X, tuple):
         raise TypeError("PCA is unsupervised: pass the data matrix X alone (one record per row), not an (X, y) tuple.")
-    data = np.asarray(X)
+    data = as_array(X, owner="PCA")
     if data.dtype.kind not in "biuf":
         raise TypeError(f"PCA needs numeric data; got an array of dtype {data.dtype}. Encode the features as numbers.")
     if data.ndim != 2 or data.shape[0] == 0 or data.shape[1] == 0:
@@ -353,7 +354,7 @@ def _n_sweeps(value: Any) -> int | None:
 
 def _one_of(options: tuple[str, ...]) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
     def validate(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if value not in options:
+        if not isinstance(value, str) or value not in options:  # an array would be compared element-wise
             raise ValueError(f"The '{attribute.name}' of PCA must be one of {options}. Got {value!r}.")
 
     return validate
@@ -567,7 +568,11 @@ class PCA(DPMech):
         init=False, repr=False, default=attrs.Factory(lambda self: ClippedGram(self.data_norm), takes_self=True)
     )
     sensitivity: float = attrs.field(
-        default=attrs.Factory(lambda self: _SENSITIVITY.get(self.method, math.inf), takes_self=True),
+        # A method that is not a string (e.g. a list) is unhashable: inf here, then the method's validator refuses it.
+        default=attrs.Factory(
+            lambda self: _SENSITIVITY.get(self.method, math.inf) if isinstance(self.method, str) else math.inf,
+            takes_self=True,
+        ),
         converter=_sensitivity,
         validator=not_below(
             lambda pca: _SENSITIVITY.get(pca.method, 0.0),
@@ -610,7 +615,7 @@ class PCA(DPMech):
             raise TypeError(
                 "PCA is unsupervised: pass the data matrix X alone (one record per row), not an (X, y) tuple."
             )
-        data = np.asarray(X)
+        data = as_array(X, owner="PCA")
         if data.dtype.kind not in "biuf":
             raise TypeError(
                 f"PCA needs numeric data; got an array of dtype {data.dtype}. Encode the features as numbers."

@@ -7,11 +7,12 @@ from typing import Any, Literal
 import attrs
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_int, one_of
 from ..approximation import (
     BernsteinApproximation,
     Bounds,
     check_lattice_size,
+    check_order,
     evaluate_on_lattice,
     lattice_points,
     normalize_bounds,
@@ -33,7 +34,7 @@ def _dims(value: Any) -> int:
 
 
 def _order(value: Any) -> int:
-    return check_int(value, "order", minimum=1, owner="Bernstein")
+    return check_order(value, "Bernstein")
 
 
 def _bounds(value: Any, self_: Any) -> Bounds:
@@ -119,9 +120,7 @@ class Bernstein(DPMech):
         converter=attrs.Converter(_bounds, takes_self=True),  # type: ignore[misc]
     )
     vectorized: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
-    noise: Literal["safe", "exact", "float"] = attrs.field(
-        default="safe", validator=attrs.validators.in_(("safe", "exact", "float"))
-    )
+    noise: Literal["safe", "exact", "float"] = attrs.field(default="safe", validator=one_of("safe", "exact", "float"))
 
     @property
     def n_coefficients(self) -> int:

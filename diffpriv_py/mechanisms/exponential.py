@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from .._validation import one_of
 from ..exceptions import TargetOutputError
 from ..privacy import Eps
 from ._selection import sample_exponential, sample_exponential_many
@@ -32,7 +33,11 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
             f"{type(value).__name__} {value!r}, whose order (and so the seeded release) can change between "
             "processes. Pass sorted(candidates) or a list in the order you want."
         )
-    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray, range)):
+    if (
+        isinstance(value, (str, bytes))
+        or not isinstance(value, (Sequence, np.ndarray, range))
+        or (isinstance(value, np.ndarray) and value.ndim == 0)  # a 0-d array is one value, not a sequence
+    ):
         raise TypeError(
             "The 'response_set' of Exponential must be a list (or other sequence) of candidate answers. "
             f"Got {value!r} (type {type(value).__name__})."
@@ -46,7 +51,8 @@ def _weights(value: Any) -> tuple[float, ...] | None:
     arr = np.asarray(value)
     if arr.ndim != 1 or arr.dtype.kind not in "iuf":
         raise TypeError(
-            "A base measure of Exponential must be a 1-D sequence of real numbers, one per candidate response. "
+            "A base measure of Exponential ('base_measure' or 'log_base_measure') must be a 1-D sequence of real "
+            "numbers, one per candidate response. "
             f"Got {value!r}."
         )
     return tuple(arr.astype(np.float64).tolist())
@@ -135,9 +141,7 @@ class Exponential(DPMech):
 
     response_set: tuple[Any, ...] = attrs.field(converter=_as_tuple, validator=_non_empty)
     vectorized: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
-    method: str = attrs.field(
-        default="exponential", validator=attrs.validators.in_(("exponential", "permute_and_flip"))
-    )
+    method: str = attrs.field(default="exponential", validator=one_of("exponential", "permute_and_flip"))
     base_measure: tuple[float, ...] | None = attrs.field(
         default=None, converter=_weights, validator=_check_base_measure, repr=False
     )

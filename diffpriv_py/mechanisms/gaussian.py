@@ -10,6 +10,7 @@ import attrs
 import numpy as np
 
 from .. import _noise
+from .._validation import one_of
 from ..privacy import Del, Eps
 from .base import NumericMech
 
@@ -116,12 +117,10 @@ class Gaussian(NumericMech):
     """
 
     calibration: Literal["analytic", "classic"] = attrs.field(
-        default="analytic", validator=attrs.validators.in_(("analytic", "classic"))
+        default="analytic", validator=one_of("analytic", "classic")
     )
 
-    noise: Literal["safe", "exact", "float"] = attrs.field(
-        default="safe", validator=attrs.validators.in_(("safe", "exact", "float"))
-    )
+    noise: Literal["safe", "exact", "float"] = attrs.field(default="safe", validator=one_of("safe", "exact", "float"))
 
     privacy_params_type = Del
 

@@ -9,6 +9,7 @@ import attrs
 import numpy as np
 
 from .. import _noise
+from .._validation import one_of
 from ..exceptions import TargetOutputError
 from ..privacy import Eps
 from .base import NumericMech
@@ -62,7 +63,7 @@ class DiscreteLaplace(NumericMech):
     Canonne, C., Kamath, G. & Steinke, T. (2020). The discrete Gaussian for differential privacy. NeurIPS.
     """
 
-    noise: Literal["safe", "exact"] = attrs.field(default="safe", validator=attrs.validators.in_(("safe", "exact")))
+    noise: Literal["safe", "exact"] = attrs.field(default="safe", validator=one_of("safe", "exact"))
 
     def noise_scale(self, privacy_params: Eps) -> float:
         """The scale Δ/ε of the geometric noise (its pmf is ∝ exp(−|k|/scale))."""

@@ -9,6 +9,7 @@ import attrs
 import numpy as np
 
 from .. import _noise
+from .._validation import one_of
 from ..privacy import Eps
 from .base import NumericMech
 
@@ -62,9 +63,7 @@ class Laplace(NumericMech):
     0.493
     """
 
-    noise: Literal["safe", "exact", "float"] = attrs.field(
-        default="safe", validator=attrs.validators.in_(("safe", "exact", "float"))
-    )
+    noise: Literal["safe", "exact", "float"] = attrs.field(default="safe", validator=one_of("safe", "exact", "float"))
 
     def noise_scale(self, privacy_params: Eps) -> float:
         return self.sensitivity / privacy_params.epsilon

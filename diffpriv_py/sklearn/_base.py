@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import numbers
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,7 +71,13 @@ class DPEstimator(BaseEstimator, abc.ABC):
 
     def _privacy_params(self) -> Eps:
         delta = getattr(self, "delta", 0.0)
-        return Eps(self.epsilon) if not delta else Del(self.epsilon, delta)
+        # Only a real zero (or None) means pure ε; anything else (an array, a string, a bool) goes to Del, which
+        # refuses it by name ("not delta" would make numpy raise its own error for an array).
+        if delta is None or (
+            isinstance(delta, numbers.Real) and not isinstance(delta, (bool, np.bool_)) and delta == 0
+        ):
+            return Eps(self.epsilon)
+        return Del(self.epsilon, delta)
 
     @abc.abstractmethod
     def _mechanism(self) -> DPMech:

@@ -9,6 +9,7 @@ from typing import Any, Literal
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
+from .._validation import check_int
 from ..estimators.pca import PCA as PCAMech
 from ..response import Response
 from ._base import DPEstimator
@@ -149,6 +150,13 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         self.accountant = accountant
 
     def _mechanism(self, n_features: int | None = None) -> PCAMech:
+        if self.n_components is not None:  # checked under scikit-learn's name (the mechanism calls it k)
+            n = check_int(self.n_components, "n_components", minimum=1, owner="PCA")
+            if n_features is not None and n > n_features:
+                raise ValueError(
+                    f"The 'n_components' parameter of PCA must be at most the number of features ({n_features}): a "
+                    f"{n}-dimensional subspace of {n_features}-dimensional data does not exist. Got {n}."
+                )
         k = n_features if self.n_components is None and n_features is not None else self.n_components
         return PCAMech(
             1 if k is None else k,

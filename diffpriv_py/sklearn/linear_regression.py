@@ -123,7 +123,12 @@ class LinearRegression(DPRegressor):
         return X, y
 
     def _mechanism(self) -> _LinearRegressionMech:
-        if self.method == "adassp" and not (isinstance(self.delta, (int, float)) and self.delta > 0):
+        # isinstance first: an array method would be compared element-wise; the mechanism refuses it by name.
+        if (
+            isinstance(self.method, str)
+            and self.method == "adassp"
+            and not (isinstance(self.delta, (int, float)) and self.delta > 0)
+        ):
             raise ValueError(
                 f"LinearRegression(method='adassp') adds Gaussian noise and needs delta > 0; got delta={self.delta!r}. "
                 "Pass e.g. delta=1e-6 (well below 1/n), or method='functional' for pure ε-DP."

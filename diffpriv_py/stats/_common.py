@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import attrs
 import numpy as np
 
 from .._datasets import as_array
 from .._rng import RNGLike
-from .._validation import check_real, refuse_masked
+from .._validation import check_choice, check_real, refuse_masked
 from ..mechanisms import Gaussian, Laplace
 from ..mechanisms.base import NumericMech
 from ..privacy import Del, Eps
@@ -124,18 +124,6 @@ def check_axis(axis: Any, ndim: int, *, who: str, allowed: Sequence[int | None] 
             "value per column."
         )
     return ax
-
-
-_Option = TypeVar("_Option", bound=str)
-
-
-def check_choice(value: Any, name: str, options: Sequence[_Option], *, who: str) -> _Option:
-    if type(value) is str and value in options:  # the common case: an exact str equal to an option is that option
-        return value  # type: ignore[return-value]
-    if not isinstance(value, str) or value not in options:
-        choices = " or ".join(repr(o) for o in options)
-        raise ValueError(f"The '{name}' of {who} must be {choices}. Got {value!r}.")
-    return options[options.index(value)]  # the option itself: typed as one of the Literal options
 
 
 def check_bounds(bounds: Any, n_columns: int | None, *, who: str) -> tuple[np.ndarray, np.ndarray]:

@@ -90,7 +90,11 @@ def _levels(value: Any) -> tuple[float, ...]:
 def _keys(value: Any) -> tuple[Any, ...] | None:
     if value is None:
         return None
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+    if (
+        isinstance(value, (str, bytes))
+        or not hasattr(value, "__iter__")
+        or (isinstance(value, np.ndarray) and value.ndim == 0)  # iterable by type, but iter() raises
+    ):
         raise TypeError(
             f"The 'keys' of dp.stats.groupby must be a sequence of public group labels (or None to select groups "
             f"privately); got {value!r}. Pass e.g. keys=['Paris', 'Lyon']."
@@ -338,7 +342,10 @@ class GroupBy(DPMech):
         n = None if out_of_core else by.shape[0]
         if self.needs_values:
             if values is None:
-                raise TypeError(f"{who} needs values for {self.statistics}; pass values= (a numeric column).")
+                wanted = [s for s in self.statistics if s != "count"] + [f"quantiles={list(self.quantiles)}"] * bool(
+                    self.quantiles
+                )
+                raise TypeError(f"{who} needs values for {', '.join(wanted)}; pass values= (a numeric column).")
             values = _column(values, "values", who, n=n) if not out_of_core else _lazy_column(values, "values", who)
             if values.dtype.kind not in "iuf":
                 raise TypeError(
@@ -802,6 +809,13 @@ def groupby(
     if not isinstance(full_response, (bool, np.bool_)):
         raise TypeError(f"The 'full_response' of {who} must be True or False. Got {full_response!r}.")
     mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
+    try:
+        hash(name)  # pandas needs a hashable index name; checked here, before the charge
+    except TypeError:
+        raise TypeError(
+            f"The 'name' of {who} names the result's index, so it must be hashable (a string, a number or None); "
+            f"got {name!r} (type {type(name).__name__})."
+        ) from None
     mech = GroupBy(
         statistics=statistics,
         quantiles=quantiles,

@@ -53,15 +53,22 @@ def _edges(bins: Any, range: Any, who: str) -> tuple[np.ndarray, tuple[int, floa
             raise ValueError(
                 f"The 'range' of {who} must be finite with lower < upper. Got {range!r}. Pass e.g. range=(0, 100)."
             )
+        if not math.isfinite(last - first):  # e.g. (-1e308, 1e308): numpy cannot place bins in an infinite width
+            raise ValueError(
+                f"The 'range' of {who} must have a finite width upper - lower; got {range!r}, whose width overflows "
+                "to inf. Pass a narrower range (|upper - lower| < 1.8e308)."
+            )
         return np.linspace(first, last, k + 1), (k, first, last)
     raw = np.asarray(bins)
     if raw.dtype.kind not in "iuf" or raw.ndim != 1 or raw.size < 2:
-        raise TypeError(f"The bin edges of {who} must be a 1-D sequence of at least two numbers. Got {bins!r}.")
+        raise TypeError(
+            f"The 'bins' of {who} must be a number of bins or a 1-D sequence of at least two bin edges. Got {bins!r}."
+        )
     edges = raw.astype(np.float64)
     if not np.all(np.isfinite(edges)) or not np.all(np.diff(edges) > 0):
         raise ValueError(
-            f"The bin edges of {who} must be finite and strictly increasing. Got {bins!r}. (range= is not needed "
-            "with explicit edges.)"
+            f"The bin edges ('bins') of {who} must be finite and strictly increasing. Got {bins!r}. (range= is not "
+            "needed with explicit edges.)"
         )
     return edges, None
 

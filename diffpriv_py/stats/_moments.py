@@ -222,6 +222,19 @@ def _width(x: np.ndarray) -> int:
     return 1 if x.ndim == 1 else x.shape[1]
 
 
+def _check_sum_fits(low: Any, high: Any, who: str) -> None:
+    """Refuse, before any charge, bounds whose sum over the n records (the range the released sum is clipped to)
+    overflows float64: the release could then be infinite."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        ok = bool(np.all(np.isfinite(low)) and np.all(np.isfinite(high)))
+    if not ok:
+        raise ValueError(
+            f"The bounds of {who} are too wide for a sum in float64: the number of values times the bounds, "
+            f"[{float(np.min(low)):.3g}, {float(np.max(high)):.3g}], overflows to inf, so the released sum could be "
+            "infinite. Narrow the bounds, or rescale the data (e.g. report it in other units)."
+        )
+
+
 def _popoviciu(m: int) -> float:
     """Largest sum of squared deviations of m values in an interval of width 1: ⌊m/2⌋⌈m/2⌉/m (Popoviciu 1935)."""
     return (m // 2) * ((m + 1) // 2) / m
@@ -255,7 +268,9 @@ class _Shape:
         return {None: 1, 0: self.d, 1: self.n}[self.axis]
 
 
-def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
+def _raise_plan(
+    statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str, root: bool = False
+) -> Plan:
     """Plans under nan_policy="raise": the number of values is public, so it appears in the sensitivity.
 
     The target works in grid units (the width of each column's bounds, or of the pooled bounds); every sensitivity
@@ -275,12 +290,14 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
     if statistic in ("sum", "mean"):
         if statistic == "sum":
             per = np.broadcast_to(reach + rounding_allowance(m), (s.groups,))
-            if s.axis == 0:
-                low, high = s.n * lo_d, s.n * hi_d
-            elif s.axis == 1:
-                low, high = lo_d.sum(), hi_d.sum()
-            else:
-                low, high = s.n * lo_d.sum(), s.n * hi_d.sum()
+            with np.errstate(over="ignore"):
+                if s.axis == 0:
+                    low, high = s.n * lo_d, s.n * hi_d
+                elif s.axis == 1:
+                    low, high = lo_d.sum(), hi_d.sum()
+                else:
+                    low, high = s.n * lo_d.sum(), s.n * hi_d.sum()
+            _check_sum_fits(low, high, who)
             count = m
         else:
             per = np.broadcast_to(reach / m + rounding_allowance(1.0), (s.groups,))
@@ -320,9 +337,15 @@ def _raise_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof:
                 result: np.ndarray = (np.clip(v, 0.0, cap) + 0.0) * unit * unit
                 return result
 
-        post = var_post
+        def std_post(v: np.ndarray, cap: float = cap) -> np.ndarray:
+            # √(clip(v)·unit²) as √clip(v)·|unit|: the std of values within the bounds is always a finite double,
+            # even where their variance is beyond float64.
+            result: np.ndarray = np.sqrt(np.clip(v, 0.0, cap) + 0.0) * np.abs(unit)
+            return result
 
-        scalar_post = _scalar_variance(float(cap), float(unit)) if one else None
+        post = std_post if root else var_post
+
+        scalar_post = (_scalar_std if root else _scalar_variance)(float(cap), float(unit)) if one else None
         with np.errstate(over="ignore"):  # bounds near ±1e308: an infinite bar, like the variance itself
             error_scale = np.square(unit)
 
@@ -350,6 +373,12 @@ def _scalar_clip(shift: float, scale: float, low: float, high: float) -> Callabl
 def _scalar_variance(cap: float, scale: float) -> Callable[[float], float]:
     """``np.clip(v, 0, cap)·scale·scale`` on a Python float (an overflow is +inf there too, never NaN)."""
     return lambda v: (min(max(v, 0.0), cap) + 0.0) * scale * scale
+
+
+def _scalar_std(cap: float, scale: float) -> Callable[[float], float]:
+    """``√np.clip(v, 0, cap)·|scale|`` on a Python float (the std path of :func:`_raise_plan`, always finite)."""
+    size = abs(scale)
+    return lambda v: math.sqrt(min(max(v, 0.0), cap) + 0.0) * size
 
 
 def _scaled_error(scale: Any) -> Any:
@@ -386,7 +415,9 @@ def _finished_error(error: Any, kept: tuple[int, ...] | None, scalar: bool, h: n
     return finish(out, scalar)
 
 
-def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str) -> Plan:
+def _omit_plan(
+    statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str, root: bool = False
+) -> Plan:
     """Plans under nan_policy="omit": the number of present values is private, so it is released too (or avoided).
 
     Each value is put on a grid centred in its bounds, u = (k − 2ᵇ⁻¹)/2ᵇ ∈ [−½, ½] in units of the width. Mean and
@@ -412,9 +443,11 @@ def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: 
         reach = np.ldexp(grid.spans(s.d), -grid.bits)
         per = reach if s.axis == 0 else np.array([float(reach.sum())])
         per = per + rounding_allowance(max_count)
-        low, high = s.n * np.minimum(lo_d, 0.0), s.n * np.maximum(hi_d, 0.0)
-        if s.axis is None:
-            low, high = low.sum(), high.sum()
+        with np.errstate(over="ignore"):
+            low, high = s.n * np.minimum(lo_d, 0.0), s.n * np.maximum(hi_d, 0.0)
+            if s.axis is None:
+                low, high = low.sum(), high.sum()
+        _check_sum_fits(low, high, who)
 
         def sum_post(v: np.ndarray) -> np.ndarray:
             result: np.ndarray = np.clip(v * unit, low, high)
@@ -445,6 +478,9 @@ def _omit_plan(statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: 
             return result
         count = np.maximum(count, ddof + 1.0)
         var_u = np.clip(stats[2] / count - mean_u**2, 0.0, 0.25) * count / (count - ddof)
+        if root:  # the std as √var_u·|width|: finite even where the variance is beyond float64
+            result = np.sqrt(var_u) * np.abs(width)
+            return result
         with np.errstate(over="ignore"):
             result = var_u * width * width
             return result
@@ -596,11 +632,10 @@ def _plan(
         plan = _count_plan(s, who)
     else:
         stat = "var" if statistic == "std" else statistic
-        plan = (_omit_plan if policy == "omit" else _raise_plan)(stat, s, lo, hi, ddof, who)
+        # The std is the square root of the variance, taken in grid units (root=True) so it never overflows.
+        plan = (_omit_plan if policy == "omit" else _raise_plan)(stat, s, lo, hi, ddof, who, statistic == "std")
     post, scalar_post, accuracy = plan.postprocess, plan.scalar_postprocess, plan.accuracy
     if statistic == "std":
-        post = _then(post, np.sqrt)
-        scalar_post = None if scalar_post is None else _then(scalar_post, math.sqrt)
         accuracy = None if accuracy is None else functools.partial(_std_error, accuracy)
     scalar = not s.two_d or s.axis is None
     kept = _kept_shape(s) if keepdims else None
@@ -1117,7 +1152,8 @@ def covariance(
         )
     n, d = (n_rows(x), data.shape[1]) if out_of_core else data.shape
     lo, hi = check_bounds(bounds, d, who=who)
-    r = np.broadcast_to(hi - lo, (d,)).astype(np.float64)
+    with np.errstate(over="ignore"):
+        r = np.broadcast_to(hi - lo, (d,)).astype(np.float64)
     iu = np.triu_indices(d)
     entries = iu[0].size
     omit = nan_policy == "omit" and data.dtype.kind == "f"
@@ -1134,6 +1170,21 @@ def covariance(
         # (Cauchy–Schwarz and Popoviciu), which bounds the error of its one rounding.
         per = (n - 1) / (n * (n - ddof)) + float(rounding_allowance(n / (4 * (n - ddof))))
         l1, l2, dims = entries * per, math.sqrt(entries) * per, entries
+    # Every exact entry, in units r_j·r_k, lies in [−bound, bound] (the diagonal in [0, bound]): Popoviciu and
+    # Cauchy–Schwarz; under "omit" |u| ≤ ½ and count/(count − ddof) ≤ ddof + 1. Clipping the noisy entries there is
+    # post-processing, and keeps the PSD projection's entries within d·bound (its spectral norm is at most the
+    # Frobenius norm of the clipped matrix), so the released matrix is finite if d·bound·r_j·r_k is.
+    bound = 0.25 * (ddof + 1) if omit else _popoviciu(n) / (n - ddof)
+    diagonal = iu[0] == iu[1]
+    with np.errstate(over="ignore"):
+        largest = d * bound * np.outer(r, r)
+    if not np.all(np.isfinite(largest)):
+        raise ValueError(
+            f"The bounds of {who} are too wide for a covariance in float64: columns of width up to "
+            f"{float(np.max(r)):.3g} give entries of up to {d * bound:.3g} × width_j × width_k, which overflows to "
+            "inf, so the released matrix could be infinite. Narrow the bounds, or rescale the data (e.g. report it in "
+            "other units) so that every width is below about 1e154."
+        )
 
     def post(v: np.ndarray) -> np.ndarray:
         if omit:
@@ -1142,6 +1193,7 @@ def covariance(
             tri = (s2 - (s1[iu[0]] * s1[iu[1]]) / c) / (c - ddof)
         else:
             tri = v
+        tri = np.clip(tri, np.where(diagonal, 0.0, -bound), bound)
         m = np.zeros((d, d))
         m[iu] = tri
         m = m + np.triu(m, 1).T
@@ -1152,6 +1204,7 @@ def covariance(
         return result
 
     target = CovarianceTarget(lo, hi, ddof=ddof, nan_policy="omit" if omit else "raise", who=who)
+    target.grid(d)  # public: bounds without a representable fixed-point grid are refused here, before any charge
     plan = Plan(target=target, l1=l1, l2=l2, dims=dims, postprocess=post)
     return release(
         plan,

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._blockwise import is_out_of_core
 from .._rng import RNGLike
-from .._validation import check_int, check_real
+from .._validation import check_int, check_real, one_of
 from ..exceptions import TargetOutputError
 from ..mechanisms._selection import gumbel, sample_exponential_many
 from ..mechanisms.base import DPMech, _callable_target, _sensitivity
@@ -272,7 +272,7 @@ class Quantile(DPMech):
     lower: tuple[float, ...] = attrs.field(converter=_bound_tuple)
     upper: tuple[float, ...] = attrs.field(converter=_bound_tuple)
     n_candidates: int = attrs.field(default=DEFAULT_CANDIDATES, converter=_n_candidates)
-    nan_policy: str = attrs.field(default="raise", validator=attrs.validators.in_(NAN_POLICIES))
+    nan_policy: str = attrs.field(default="raise", validator=one_of(*NAN_POLICIES))
 
     accuracy_units: ClassVar[str] = "ranks"
     """Units of :meth:`Response.accuracy <diffpriv_py.Response.accuracy>` for its releases (see ``_accuracy``)."""

@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 
 from .._datasets import n_records
+from .._validation import check_in_range, check_int
 from ..mechanisms.base import DPMech, NumericMech
 from ..privacy import Eps
 from ._stats import clopper_pearson_lower, clopper_pearson_upper
@@ -143,10 +144,14 @@ def check_sensitivity(mechanism: DPMech, X: Any, X_neighbour: Any, *, rtol: floa
             f"Replace-one neighbours have the same number of records; got {sizes[0]} and {sizes[1]}. Pass datasets "
             "that differ in one record."
         )
+    tolerance = check_in_range(
+        rtol, "rtol", 0.0, math.inf, low_closed=True, high_closed=False, owner="check_sensitivity",
+        fix="Pass a small relative tolerance such as the default 1e-9.",
+    )  # fmt: skip
     check_mechanism_argument(mechanism, "check_sensitivity")
     observed = mechanism.sensitivity_norm(X, X_neighbour)
     declared = mechanism.sensitivity
-    if not observed <= declared * (1 + rtol):
+    if not observed <= declared * (1 + tolerance):
         raise AssertionError(
             f"{type(mechanism).__name__} declares sensitivity {declared!r}, but its target changes by {observed!r} "
             "between the two neighbouring datasets: the declared sensitivity is too small."
@@ -426,7 +431,7 @@ def audit(
     check_mechanism_argument(mechanism, "audit")
     params = mechanism.check_privacy_params(privacy_params)
     claim = mechanism.privacy_guarantee(params)
-    n = _default_n(mechanism) if n is None else int(n)
+    n = _default_n(mechanism) if n is None else check_int(n, "n", minimum=1, owner="audit")
     if n < 40:
         raise ValueError(f"n must be at least 40 samples per dataset; got {n}.")
     seed = secrets.randbits(63) if rng is None else int(rng)

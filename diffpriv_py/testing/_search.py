@@ -426,6 +426,15 @@ def search_audit(
     for name, value in (("max_pairs", max_pairs), ("explore_pairs", explore_pairs), ("confirm_pairs", confirm_pairs)):
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
             raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+    if replacements is not None and (
+        isinstance(replacements, (str, bytes))
+        or not hasattr(replacements, "__iter__")
+        or (isinstance(replacements, np.ndarray) and replacements.ndim == 0)
+    ):
+        raise TypeError(
+            f"replacements must be a sequence of replacement records (scalars for 1-D data, rows for 2-D, items for "
+            f"lists) or None; got {replacements!r}. Pass e.g. replacements=[0.0, 1.0]."
+        )
     check_mechanism_argument(mechanism, "search_audit")
     params = mechanism.check_privacy_params(privacy_params)
     seed = secrets.randbits(63) if rng is None else int(rng)
