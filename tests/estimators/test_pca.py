@@ -309,6 +309,19 @@ def test_wishart_noise_is_two_sided_wishart_with_d_plus_one_degrees_and_the_cali
         assert min(stats.ks_2samp(ours[k], stats_wrong[k]).pvalue for k in ours) < ALPHA, name
 
 
+def test_wishart_extreme_epsilons_release_promptly_or_are_refused_before_the_charge():
+    """ε = 10³⁰⁰ floors σ² at 2⁻⁹⁰⁰ (more privacy) and returns the top subspace (there is no loop to run long); an ε
+    so small that the noise would overflow float64 is refused with a clear error before the accountant is charged."""
+    X = np.diag([3.0, 2.0, 1.0])
+    model = PCA(2, data_norm=5.0).release_response(dp.Eps(1e300), X, rng=0).response
+    assert subspace_overlap(model.components, np.eye(3)[:, :2]) == pytest.approx(1.0)
+    assert np.all(np.isfinite(model.explained_variance)) and math.isfinite(model.total_variance)
+    accountant = dp.Accountant(budget=dp.Eps(10.0))
+    with pytest.raises(ValueError, match=r"epsilon=1e-300.*overflow.*Use epsilon >="):
+        PCA(2, data_norm=5.0).release_response(dp.Eps(1e-300), X, rng=0, accountant=accountant)
+    assert not accountant.ledger
+
+
 def test_wishart_density_ratio_at_the_worst_neighbours_approaches_but_never_exceeds_e_to_the_epsilon():
     """The proof's bound, checked on the exact density of E = W₁ − W₂ at d = 2 (Monte Carlo over Q with common
     random numbers): for Δ = e₁e₁ᵀ − e₂e₂ᵀ (nuclear norm 2, the worst replace-one change) f(e − Δ)/f(e) ≤ e^ε at
@@ -684,6 +697,22 @@ class _OneSidedWishart(PCA):
         sigma2 = wishart_calibration(self.sensitivity, privacy_params.epsilon, d)[1]
         g = rng.standard_normal((n, d, d + 1))
         return value.gram + sigma2 * (g @ g.swapaxes(-1, -2)), self.data_norm**2 / value.n
+
+
+@attrs.frozen(kw_only=True)
+class _UnderNoisedWishart(PCA):
+    """A mutant whose two-sided noise has a quarter of the calibrated σ² (true ε four times the claim)."""
+
+    def _noisy_second_moment(self, value, privacy_params, rng, n):
+        return super()._noisy_second_moment(value, dp.Eps(4 * privacy_params.epsilon), rng, n)
+
+
+@pytest.mark.slow
+def test_auditor_refutes_a_wishart_mutant_with_a_quarter_of_the_noise():
+    """Power against a calibration slip: the worst-case audit refutes σ²/4 (the release is 4ε-DP, not ε-DP)."""
+    X, X2 = _pair(d=2, n=3)
+    report = audit(_UnderNoisedWishart(1, data_norm=1.0), X, X2, dp.Eps(1.0), rng=11)
+    assert not report.passed and report.epsilon_lower_bound > 1.0
 
 
 @pytest.mark.slow
