@@ -586,8 +586,10 @@ class PCA(DPMech):
     >>> import diffpriv_py as dp
     >>> from diffpriv_py.estimators import PCA
     >>> X = np.random.default_rng(0).normal(size=(500, 4)) * [3.0, 1.0, 0.3, 0.1]
-    >>> release = PCA(1, method="ppca", data_norm=5.0).release_response(dp.Eps(1.0), X, rng=1)
-    >>> release.response.components.shape
+    >>> release = PCA(2, data_norm=5.0).release_response(dp.Eps(1.0), X, rng=1)  # two-sided Wishart noise
+    >>> release.response.components.shape, release.response.explained_variance.shape
+    ((4, 2), (2,))
+    >>> PCA(1, method="ppca", data_norm=5.0).release_response(dp.Eps(1.0), X, rng=1).response.components.shape
     (4, 1)
     """
 
