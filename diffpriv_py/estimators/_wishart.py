@@ -8,12 +8,12 @@ cone of positive semi-definite matrices is p(W) ∝ exp(−c·tr W), c = 1/(2σ�
 of at most exp(c·‖Δ‖_*) (‖·‖_* the nuclear norm, the sum of |eigenvalues|). For a replaced row, Δ = xxᵀ − yyᵀ with
 ‖x‖, ‖y‖ ≤ 1 has ‖Δ‖_* ≤ ‖x‖² + ‖y‖² ≤ 2, so σ² = Δ/(2ε) with Δ = 2 gives ε-DP under replace-one.
 
-**Proof.** The density of E at a point e is the integral of p(P)·p(Q) over the pairs (P, Q) with P − Q = e (a line
-of Lebesgue measure parametrised by Q). Write Δ = Δ₊ − Δ₋ with Δ₊, Δ₋ ⪰ 0, tr Δ₊ + tr Δ₋ = ‖Δ‖_*. The translation
-(P, Q) ↦ (P + Δ₋, Q + Δ₊) keeps both matrices positive semi-definite, maps the pairs of difference e one-to-one
-onto pairs of difference e − Δ, preserves the measure on the line, and lowers p(P)·p(Q) by exactly
-exp(−c·‖Δ‖_*). Hence f(e − Δ) ≥ e^(−c‖Δ‖_*)·f(e), and the same argument with the roles of Δ₊ and Δ₋ swapped gives
-the other direction. ∎
+**Proof.** The density of E at a point e is the integral of p(P)·p(Q) over the pairs (P, Q) with P − Q = e (a copy
+of the symmetric matrices, parametrised by Q, with its Lebesgue measure). Write Δ = Δ₊ − Δ₋ with Δ₊, Δ₋ ⪰ 0, tr Δ₊ +
+tr Δ₋ = ‖Δ‖_*. The translation (P, Q) ↦ (P + Δ₋, Q + Δ₊) keeps both matrices positive semi-definite, maps the pairs
+of difference e one-to-one onto pairs of difference e − Δ, preserves that measure (it shifts Q), and lowers
+p(P)·p(Q) by exactly exp(−c·‖Δ‖_*). Hence f(e − Δ) ≥ e^(−c‖Δ‖_*)·f(e), and the same argument with the roles of Δ₊
+and Δ₋ swapped gives the other direction. ∎
 
 (The one-sided version, C + W, is not differentially private: its support {C + W : W ⪰ 0} moves with the data, so a
 neighbour can produce outputs that C cannot. The second Wishart removes that support.)

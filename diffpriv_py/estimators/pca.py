@@ -506,18 +506,18 @@ class PCA(DPMech):
 
     **Two-sided Wishart** (the default). The release is the top-k eigenvectors (and eigenvalues) of Ĉ = C + W₁ − W₂,
     W₁, W₂ independent Wishart_d(d + 1, σ²I) (Wᵢ = GᵢGᵢᵀ, Gᵢ a d × (d + 1) matrix of N(0, σ²) entries), whose
-    density on the positive semi-definite cone is ∝ exp(−tr W/(2σ²)). *Claim: with σ² = Δ/(2ε), Δ = 2, the
-    release is ε-DP under replace-one.* *Proof:* the density of E = W₁ − W₂ at e integrates p(P)p(Q) over the line
-    of pairs with P − Q = e. A neighbour changes C by Δ_C = xxᵀ − yyᵀ = Δ₊ − Δ₋ (positive and negative parts,
-    tr Δ₊ + tr Δ₋ = ‖Δ_C‖_* ≤ ‖x‖² + ‖y‖² ≤ 2). The translation (P, Q) ↦ (P + Δ₋, Q + Δ₊) keeps both positive
-    semi-definite, maps that line one-to-one onto the line of difference e − Δ_C, and lowers p(P)p(Q) by exactly
-    exp(−‖Δ_C‖_*/(2σ²)) ≥ e^−ε; with the roles swapped this bounds the density ratio both ways. The eigenvectors
-    are post-processing. ∎ The noise has no data-dependent support (the one-sided C + W, proposed as the "Wishart
-    mechanism", is not DP for that reason: its support {C + W : W ⪰ 0} moves with C), and its spectral norm is
-    about 3.2·d·σ² against a signal that grows with n, so for every k it captures more variance than PPCA at the
-    same ε wherever there is signal to capture (``docs/pca.md`` gives the numbers). The data and the noise are
-    rounded to the grid r = 2⁻⁴⁰σ² (the data's rounding is paid for: σ² uses Δ + d^1.5·r); the proof assumes
-    exact Gaussian draws, as the Bingham sampler does.
+    density on the positive semi-definite cone is ∝ exp(−tr W/(2σ²)). *Claim: with σ² = Δ/(2ε), Δ = 2, the release
+    is ε-DP under replace-one.* *Proof:* the density of E = W₁ − W₂ at e integrates p(P)p(Q) over the pairs with P −
+    Q = e (parametrised by Q, with Lebesgue measure). A neighbour changes C by Δ_C = xxᵀ − yyᵀ = Δ₊ − Δ₋ (positive
+    and negative parts, tr Δ₊ + tr Δ₋ = ‖Δ_C‖_* ≤ ‖x‖² + ‖y‖² ≤ 2). The translation (P, Q) ↦ (P + Δ₋, Q + Δ₊) keeps
+    both positive semi-definite, maps them one-to-one onto the pairs of difference e − Δ_C (a shift of Q), and
+    lowers p(P)p(Q) by exactly exp(−‖Δ_C‖_*/(2σ²)) ≥ e^−ε; with the roles swapped this bounds the density ratio both
+    ways. The eigenvectors are post-processing. ∎ The noise has no data-dependent support (the one-sided C + W,
+    proposed as the "Wishart mechanism", is not DP for that reason: its support {C + W : W ⪰ 0} moves with C), and
+    its spectral norm is about 3.2·d·σ² against a signal that grows with n, so on the benchmark tasks it captures
+    more variance than PPCA at the same ε except where no method does much better than a random subspace
+    (``docs/pca.md`` gives the numbers). The data and the noise are rounded to the grid r = 2⁻⁴⁰σ² (the data's
+    rounding is paid for: σ² uses Δ + d^1.5·r); the proof assumes exact Gaussian draws, as the Bingham sampler does.
 
     **PPCA** (CSS'12 Algorithm 2) is the exponential mechanism whose score is the captured energy
     tr(VᵀCV) = Σᵢ‖Vᵀx̃ᵢ‖² of a d×k orthonormal V. It changes by at most 1 when one row is replaced (each term lies
