@@ -169,8 +169,8 @@ class PCAModel:
         Orthonormal columns spanning the released subspace (read-only). For the noisy-matrix methods
         (``"wishart"``, ``"analyze_gauss"``, ``"mod_sulq"``) they are ordered by decreasing noisy eigenvalue; for
         ``"ppca"`` the columns are an arbitrary orthonormal basis of the sampled subspace (PPCA releases a
-        subspace, not an ordering). The sign of each
-        column is fixed so that its largest entry in absolute value is positive.
+        subspace, not an ordering). The sign of each column is fixed so that its largest entry in absolute value is
+        positive.
     explained_variance : ndarray of shape (k,) or None
         For the noisy-matrix methods: the k largest eigenvalues of the noisy second-moment matrix, in the units of the
         data (estimates of the eigenvalues of the uncentred XᵀX/n after clipping), free post-processing of the
@@ -473,8 +473,8 @@ class PCA(DPMech):
         rejection loop; it also releases the noisy eigenvalues. ``"ppca"``: the exponential mechanism of Chaudhuri,
         Sarwate & Sinha (2012), pure ε-DP. Both pure methods need :class:`~diffpriv_py.Eps`.
         ``"analyze_gauss"``: Dwork, Talwar, Thakurta & Zhang (2014) with the analytic Gaussian calibration,
-        (ε, δ)-DP. ``"mod_sulq"``: MOD-SuLQ of Chaudhuri et al. (2012) with the paper's
-        noise level β, (ε, δ)-DP. The last two need :class:`~diffpriv_py.Del` with δ > 0.
+        (ε, δ)-DP. ``"mod_sulq"``: MOD-SuLQ of Chaudhuri et al. (2012) with the paper's noise level β, (ε, δ)-DP.
+        The last two need :class:`~diffpriv_py.Del` with δ > 0.
     data_norm : float
         Public bound R on the Euclidean norm of a row; required. Rows with ‖x‖ > R are clipped to norm R, and all
         rows are divided by R. It must come from domain knowledge (e.g. pixel ranges), never from the data.
@@ -491,8 +491,8 @@ class PCA(DPMech):
         default ``max(50, 10·k)`` is fixed in advance and independent of the data. Ignored by ``"auto"``.
     sensitivity : float, optional
         Derived exactly (see Notes): 2 for ``"wishart"`` (nuclear norm of a neighbour's change of C), 1 for
-        ``"ppca"`` (the score), √2 for the Gaussian methods (upper triangle of
-        the normalised Gram matrix). It can only be raised (more noise), never lowered; leave it unset.
+        ``"ppca"`` (the score), √2 for the Gaussian methods (upper triangle of the normalised Gram matrix). It can
+        only be raised (more noise), never lowered; leave it unset.
 
     Attributes
     ----------
