@@ -4,7 +4,7 @@ Run in the peer environment (``benchmarks/setup_peers.sh``: diffprivlib 0.6.6 ne
 installs diffpriv_py there too), where both libraries run side by side in this process::
 
     /work/bench-venv/bin/python benchmarks/bench_pca.py [--quick] [--runs 10] [--timeout 60]
-    python benchmarks/bench_pca.py --versus-sklearn [--runs 15]   (default PPCA against scikit-learn's PCA)
+    python benchmarks/bench_pca.py --versus-sklearn [--runs 15]   (our releases against scikit-learn's PCA)
 
 Where diffprivlib cannot be imported (diffpriv_py's own environment), its fits run in a child process of the peer
 environment (``--peer-python``) on the *same arrays* (an .npz file) instead. Either way both get the same ε grid
@@ -26,9 +26,10 @@ Tasks:
   diffprivlib gets ``centered=True`` so that both release the uncentred second-moment subspace.
 
 Comparable guarantees: diffprivlib's PCA is pure ε-DP (Amin et al. 2019's iterative eigenvector sampling), so the
-like-for-like column is our ``ppca`` (the default: sequential exact Bingham draws, proven ε-DP). ``ppca_gibbs`` is
-the opt-in Gibbs chain for CSS's matrix Bingham (``sampler="gibbs"``, no proven guarantee) and ``analyze_gauss`` is
-(ε, δ = 1e-6)-DP; both are listed for reference only.
+like-for-like columns are our ``wishart`` (the default: two-sided Wishart noise) and ``ppca`` (sequential exact
+Bingham draws), both proven ε-DP. ``ppca_gibbs`` is the opt-in Gibbs chain for CSS's matrix Bingham
+(``sampler="gibbs"``, no proven guarantee) and ``analyze_gauss`` is (ε, δ = 1e-6)-DP; both are listed for reference
+only.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def ours(task: str, data, epsilons, runs: int) -> dict:
     Xtr, ytr, Xte, yte = data
     out: dict = {}
     warnings.simplefilter("ignore", dp.exceptions.DiffprivWarning)  # ppca_gibbs warns on every release, by design
-    for method in ("ppca", "ppca_gibbs", "analyze_gauss"):
+    for method in ("wishart", "ppca", "ppca_gibbs", "analyze_gauss"):
         if method == "ppca_gibbs":
             mech = PCA(K[task], method="ppca", sampler="gibbs", data_norm=DATA_NORM[task])
         else:
@@ -277,15 +278,16 @@ def table(task: str, epsilons, mine: dict, peer: dict, base: dict, data) -> str:
         + ".",
         "",
     ]
-    head = "| ε | ppca utility | diffprivlib utility |"
+    head = "| ε | wishart utility (default) | ppca utility | diffprivlib utility |"
     if ytr is not None:
-        head += " ppca SVM error | diffprivlib SVM error |"
+        head += " wishart SVM error | ppca SVM error | diffprivlib SVM error |"
     head += (
-        " ppca fit ms (cpu) | diffprivlib fit ms (cpu) | ppca_gibbs utility (unproven) | ppca_gibbs fit ms (cpu) |"
-        " analyze_gauss utility (δ=1e-6) | analyze_gauss fit ms |"
+        " wishart fit ms (cpu) | ppca fit ms (cpu) | diffprivlib fit ms (cpu) | ppca_gibbs utility (unproven) |"
+        " ppca_gibbs fit ms (cpu) | analyze_gauss utility (δ=1e-6) | analyze_gauss fit ms |"
     )
     lines += [head, "|" + "---|" * (head.count("|") - 1)]
     for eps in epsilons:
+        w = mine[f"wishart|{eps}"]
         p = mine[f"ppca|{eps}"]
         gibbs = mine[f"ppca_gibbs|{eps}"]
         g = mine[f"analyze_gauss|{eps}"]
@@ -302,10 +304,10 @@ def table(task: str, epsilons, mine: dict, peer: dict, base: dict, data) -> str:
             peer_time = f"{_ms(entry['wall'])} ({_ms(entry['cpu'])})" + (
                 " (then timed out)" if entry["timeout"] else ""
             )
-        row = f"| {eps:g} | {_fmt(p['utility'])} | {peer_util} |"
+        row = f"| {eps:g} | {_fmt(w['utility'])} | {_fmt(p['utility'])} | {peer_util} |"
         if ytr is not None:
-            row += f" {_fmt(p['error'])} | {peer_err} |"
-        row += f" {_ms(p['wall'])} ({_ms(p['cpu'])}) | {peer_time} |"
+            row += f" {_fmt(w['error'])} | {_fmt(p['error'])} | {peer_err} |"
+        row += f" {_ms(w['wall'])} ({_ms(w['cpu'])}) | {_ms(p['wall'])} ({_ms(p['cpu'])}) | {peer_time} |"
         row += f" {_fmt(gibbs['utility'])} | {_ms(gibbs['wall'])} ({_ms(gibbs['cpu'])}) |"
         row += f" {_fmt(g['utility'])} | {_ms(g['wall'])} |"
         lines.append(row)
@@ -325,7 +327,7 @@ def timing_grid(runs: int) -> str:
     ]
     np.linalg.eigh(X.T @ X)  # warm up BLAS and LAPACK before timing
     warnings.simplefilter("ignore", dp.exceptions.DiffprivWarning)
-    for method in ("ppca", "ppca_gibbs", "analyze_gauss", "mod_sulq"):
+    for method in ("wishart", "ppca", "ppca_gibbs", "analyze_gauss", "mod_sulq"):
         if method == "ppca_gibbs":
             mech = PCA(5, method="ppca", sampler="gibbs", data_norm=20.0)
         else:
@@ -345,7 +347,7 @@ def timing_grid(runs: int) -> str:
 
 
 def versus_sklearn(runs: int) -> str:
-    """Default PPCA against scikit-learn's PCA fit at n = 10⁴, d = 50, k = 5, interleaved in one process.
+    """Our pure-ε releases against scikit-learn's PCA fit at n = 10⁴, d = 50, k = 5, interleaved in one process.
 
     BLAS is pinned to one thread by the caller; each repetition times scikit-learn, then each of our releases, in
     CPU time (the machine may be shared, so wall time measures the neighbours). Medians and their ratios.
@@ -359,11 +361,13 @@ def versus_sklearn(runs: int) -> str:
     warnings.simplefilter("ignore", dp.exceptions.DiffprivWarning)
     contenders = {
         "scikit-learn PCA(5).fit": lambda seed: SkPCA(5).fit(X),
-        "ppca (default, ε = 1)": lambda seed: PCA(5, data_norm=20.0).release_response(dp.Eps(1.0), X, rng=seed),
-        "ppca (default, ε = 0.1)": lambda seed: PCA(5, data_norm=20.0).release_response(dp.Eps(0.1), X, rng=seed),
-        "ppca_gibbs (opt-in, ε = 1)": lambda seed: PCA(5, data_norm=20.0, sampler="gibbs").release_response(
-            dp.Eps(1.0), X, rng=seed
-        ),
+        "wishart (default, ε = 1)": lambda seed: PCA(5, data_norm=20.0).release_response(dp.Eps(1.0), X, rng=seed),
+        "wishart (default, ε = 0.1)": lambda seed: PCA(5, data_norm=20.0).release_response(dp.Eps(0.1), X, rng=seed),
+        "ppca (ε = 1)": lambda seed: PCA(5, method="ppca", data_norm=20.0).release_response(dp.Eps(1.0), X, rng=seed),
+        "ppca (ε = 0.1)": lambda seed: PCA(5, method="ppca", data_norm=20.0).release_response(dp.Eps(0.1), X, rng=seed),
+        "ppca_gibbs (opt-in, ε = 1)": lambda seed: PCA(
+            5, method="ppca", data_norm=20.0, sampler="gibbs"
+        ).release_response(dp.Eps(1.0), X, rng=seed),
         "analyze_gauss (ε = 1, δ = 1e-6)": lambda seed: PCA(5, method="analyze_gauss", data_norm=20.0).release_response(
             dp.Del(1.0, DELTA), X, rng=seed
         ),
@@ -393,7 +397,7 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="*", default=["synthetic", "digits"])
     parser.add_argument("--epsilons", nargs="*", type=float, help="override the task's ε grid")
     parser.add_argument("--timing-only", action="store_true", help="only the d=50, k=5 release-time grid")
-    parser.add_argument("--versus-sklearn", action="store_true", help="only default PPCA against scikit-learn's PCA")
+    parser.add_argument("--versus-sklearn", action="store_true", help="only our releases against scikit-learn's PCA")
     args = parser.parse_args()
     import scipy.linalg  # noqa: F401 - load scipy's BLAS and scikit-learn's OpenMP runtime before limiting them:
     import sklearn.decomposition  # noqa: F401 - threadpoolctl cannot limit a library loaded inside the block

@@ -188,23 +188,29 @@ def test_pca_model_methods_are_functions_of_the_release_only(spread):
 
 
 def test_ppca_has_no_model_methods_and_says_why_and_what_to_use(spread):
-    """A PPCA release has no eigenvalues: the methods are absent (hasattr False) and the error names analyze_gauss."""
-    pca = dps.PCA(2, epsilon=1.0, data_norm=10.0, rng=0).fit(spread)
+    """A PPCA release has no eigenvalues: the methods are absent (hasattr False) and the error names the methods
+    that have them."""
+    pca = dps.PCA(2, epsilon=1.0, method="ppca", data_norm=10.0, rng=0).fit(spread)
     assert pca.explained_variance_ is None and pca.explained_variance_ratio_ is None and pca.noise_variance_ is None
     for name in ("get_covariance", "get_precision", "score", "score_samples"):
         assert not hasattr(pca, name)
-    with pytest.raises(AttributeError, match=r"without the eigenvalues.*analyze_gauss"):
+    with pytest.raises(AttributeError, match=r"without the eigenvalues.*'wishart'.*analyze_gauss"):
         pca.score(spread)
-    with pytest.raises(ValueError, match=r"no eigenvalues.*analyze_gauss"):
+    with pytest.raises(ValueError, match=r"no eigenvalues.*'wishart'.*analyze_gauss"):
         pca.model_.get_covariance()
 
 
 def test_pca_sampler_passes_through_and_gibbs_warns(spread):
-    """sampler="gibbs" reaches the estimator (an unproven chain: warns, model_.exact False); the default is exact."""
+    """sampler="gibbs" reaches the estimator (an unproven chain: warns, model_.exact False); the default is exact,
+    and a Gibbs sampler asked of another method than PPCA is refused rather than ignored."""
     assert dps.PCA(2, epsilon=1.0, data_norm=10.0, rng=0).fit(spread[:500]).model_.exact
+    assert dps.PCA(2, epsilon=1.0, method="ppca", data_norm=10.0, rng=0).fit(spread[:500]).model_.exact
     with pytest.warns(dp.exceptions.DiffprivWarning, match="NOT proven"):
-        gibbs = dps.PCA(2, epsilon=1.0, data_norm=10.0, sampler="gibbs", n_sweeps=5, rng=0).fit(spread[:500])
+        gibbs = dps.PCA(2, epsilon=1.0, method="ppca", data_norm=10.0, sampler="gibbs", n_sweeps=5, rng=0)
+        gibbs.fit(spread[:500])
     assert gibbs.model_.exact is False and gibbs.get_params()["sampler"] == "gibbs"
+    with pytest.raises(ValueError, match="method='ppca'"):
+        dps.PCA(2, epsilon=1.0, data_norm=10.0, sampler="gibbs", rng=0).fit(spread[:500])
 
 
 def test_multi_output_linear_regression_has_scikit_learns_shapes():

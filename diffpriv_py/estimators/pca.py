@@ -1,6 +1,7 @@
-"""Differentially private PCA as one mechanism: PPCA (exponential mechanism), Analyze Gauss and MOD-SuLQ.
+"""Differentially private PCA as one mechanism: two-sided Wishart noise (the default), PPCA (exponential mechanism),
+Analyze Gauss and MOD-SuLQ.
 
-All three methods start from the same non-private sufficient statistic, the Gram matrix C = Σᵢ x̃ᵢx̃ᵢᵀ of the rows
+All four methods start from the same non-private sufficient statistic, the Gram matrix C = Σᵢ x̃ᵢx̃ᵢᵀ of the rows
 clipped to the public ``data_norm`` and scaled into the unit ball, and differ only in how C is randomised.
 """
 
@@ -36,14 +37,18 @@ from ._bingham import (
 )
 from ._sensitivity_floor import not_below
 from ._supervised import check_rows_to_predict
+from ._wishart import check_wishart_epsilon, wishart_calibration, wishart_difference
 
 __all__ = ["PCA", "ClippedGram", "PCAModel", "SecondMoment", "clipped_gram", "mod_sulq_noise_scale"]
 
-METHODS = ("ppca", "analyze_gauss", "mod_sulq")
+METHODS = ("wishart", "ppca", "analyze_gauss", "mod_sulq")
 SAMPLERS = ("auto", "gibbs")
 
-_SENSITIVITY = {"ppca": 1.0, "analyze_gauss": math.sqrt(2.0), "mod_sulq": math.sqrt(2.0)}
+_SENSITIVITY = {"wishart": 2.0, "ppca": 1.0, "analyze_gauss": math.sqrt(2.0), "mod_sulq": math.sqrt(2.0)}
 """Replace-one sensitivities of the normalised target, derived in the Notes of :class:`PCA`."""
+
+_PURE = ("wishart", "ppca")
+"""The pure ε-DP methods (the others add Gaussian noise and need δ > 0)."""
 
 _MAX_CONCENTRATION = 1e100
 """Cap on a·n, the largest possible scale of PPCA's Bingham parameter a·C (‖C‖ ≤ n). Lowering a only adds privacy,
@@ -162,16 +167,17 @@ class PCAModel:
     Attributes
     ----------
     components : ndarray of shape (n_features, k)
-        Orthonormal columns spanning the released subspace (read-only). For ``"analyze_gauss"`` and
-        ``"mod_sulq"`` they are ordered by decreasing noisy eigenvalue; for ``"ppca"`` the columns are an arbitrary
-        orthonormal basis of the sampled subspace (PPCA releases a subspace, not an ordering). The sign of each
-        column is fixed so that its largest entry in absolute value is positive.
+        Orthonormal columns spanning the released subspace (read-only). For the noisy-matrix methods
+        (``"wishart"``, ``"analyze_gauss"``, ``"mod_sulq"``) they are ordered by decreasing noisy eigenvalue; for
+        ``"ppca"`` the columns are an arbitrary orthonormal basis of the sampled subspace (PPCA releases a
+        subspace, not an ordering). The sign of each column is fixed so that its largest entry in absolute value is
+        positive.
     explained_variance : ndarray of shape (k,) or None
-        For the Gaussian methods: the k largest eigenvalues of the noisy second-moment matrix, in the units of the
+        For the noisy-matrix methods: the k largest eigenvalues of the noisy second-moment matrix, in the units of the
         data (estimates of the eigenvalues of the uncentred XᵀX/n after clipping), free post-processing of the
         release. ``None`` for ``"ppca"``, which releases no eigenvalues.
     total_variance : float or None
-        For the Gaussian methods: the trace of the same noisy matrix in the same units (the sum of *all* its
+        For the noisy-matrix methods: the trace of the same noisy matrix in the same units (the sum of *all* its
         eigenvalues), free post-processing; ``None`` for ``"ppca"``. It gives :attr:`explained_variance_ratio`
         and :attr:`noise_variance`.
     method : str
@@ -208,7 +214,7 @@ class PCAModel:
 
     @property
     def explained_variance_ratio(self) -> np.ndarray | None:
-        """Share of the noisy total variance along each component (Gaussian methods; ``None`` for ``"ppca"``).
+        """Share of the noisy total variance along each component (noisy-matrix methods; ``None`` for ``"ppca"``).
 
         ``explained_variance / total_variance``, the noisy trace floored at the sum of the kept (positive)
         eigenvalues so that the shares stay in [0, 1]. Post-processing of the release.
@@ -255,8 +261,8 @@ class PCAModel:
             raise ValueError(
                 f"{method} needs the variances of the probabilistic PCA model, but a {self.method!r} release has no "
                 "eigenvalues: PPCA samples a subspace only (releasing its variances would cost extra budget). Use "
-                "method='analyze_gauss' (or 'mod_sulq'), whose release includes the noisy eigenvalues and their "
-                "total, or use transform and inverse_transform, which need the subspace only."
+                "method='wishart' (pure epsilon) or 'analyze_gauss', whose release includes the noisy eigenvalues and "
+                "their total, or use transform and inverse_transform, which need the subspace only."
             )
         return variances, noise
 
@@ -350,6 +356,14 @@ def _data_norm(value: Any) -> float:
 
 def _n_sweeps(value: Any) -> int | None:
     return None if value is None else check_int(value, "n_sweeps", minimum=1, owner="PCA")
+
+
+def _check_sampler(method: str, sampler: str) -> None:
+    if sampler != "auto" and method != "ppca":
+        raise ValueError(
+            f"PCA(sampler={sampler!r}) chooses PPCA's sampler, but method={method!r} samples no Bingham "
+            "distribution. Pass method='ppca' with it, or leave sampler='auto'."
+        )
 
 
 def _one_of(options: tuple[str, ...]) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
@@ -454,27 +468,32 @@ class PCA(DPMech):
     ----------
     k : int
         Dimension of the released subspace, 1 ≤ k ≤ d (the number of features). The only positional parameter.
-    method : {"ppca", "analyze_gauss", "mod_sulq"}, default "ppca"
-        ``"ppca"``: the exponential mechanism of Chaudhuri, Sarwate & Sinha (2012), pure ε-DP, needs
-        :class:`~diffpriv_py.Eps`. ``"analyze_gauss"``: Dwork, Talwar, Thakurta & Zhang (2014) with the analytic
-        Gaussian calibration, (ε, δ)-DP. ``"mod_sulq"``: MOD-SuLQ of Chaudhuri et al. (2012) with the paper's
-        noise level β, (ε, δ)-DP. The last two need :class:`~diffpriv_py.Del` with δ > 0.
+    method : {"wishart", "ppca", "analyze_gauss", "mod_sulq"}, default "wishart"
+        ``"wishart"``: the top-k eigenvectors of C plus two-sided Wishart noise (the difference of two independent
+        Wishart_d(d + 1, σ²I) matrices, σ² = Δ/(2ε)), pure ε-DP with a short proof (Notes), exact draws, no
+        rejection loop; it also releases the noisy eigenvalues. ``"ppca"``: the exponential mechanism of Chaudhuri,
+        Sarwate & Sinha (2012), pure ε-DP. Both pure methods need :class:`~diffpriv_py.Eps`.
+        ``"analyze_gauss"``: Dwork, Talwar, Thakurta & Zhang (2014) with the analytic Gaussian calibration,
+        (ε, δ)-DP. ``"mod_sulq"``: MOD-SuLQ of Chaudhuri et al. (2012) with the paper's noise level β, (ε, δ)-DP.
+        The last two need :class:`~diffpriv_py.Del` with δ > 0.
     data_norm : float
         Public bound R on the Euclidean norm of a row; required. Rows with ‖x‖ > R are clipped to norm R, and all
         rows are divided by R. It must come from domain knowledge (e.g. pixel ranges), never from the data.
     sampler : {"auto", "gibbs"}, default "auto"
-        PPCA only. ``"auto"``: m = min(k, d − k) successive *exact* vector-Bingham draws (Kent–Ganeiber–Mardia
-        rejection sampler), each on the second moment deflated by the earlier draws, with the proven ε-DP
-        guarantee of the Notes; for k = 1, k = d − 1 and k = d this is exactly CSS's matrix Bingham. ``"gibbs"``:
-        opt-in and **unproven**: the state of Hoff's Gibbs chain for CSS's matrix Bingham at the full ε (better
-        utility for 2 ≤ k ≤ d − 2, but no proven guarantee for a finite chain); every release warns
-        (:class:`~diffpriv_py.exceptions.DiffprivWarning`) and reports ``PCAModel.exact = False``.
+        PPCA only (``"gibbs"`` with another method is refused). ``"auto"``: m = min(k, d − k) successive *exact*
+        vector-Bingham draws (Kent–Ganeiber–Mardia rejection sampler), each on the second moment deflated by the
+        earlier draws, with the proven ε-DP guarantee of the Notes; for k = 1, k = d − 1 and k = d this is
+        exactly CSS's matrix Bingham. ``"gibbs"``: opt-in and **unproven**: the state of Hoff's Gibbs chain for
+        CSS's matrix Bingham at the full ε (better utility for 2 ≤ k ≤ d − 2, but no proven guarantee for a
+        finite chain); every release warns (:class:`~diffpriv_py.exceptions.DiffprivWarning`) and reports
+        ``PCAModel.exact = False``.
     n_sweeps : int, optional
         Sweeps of the opt-in Gibbs sampler from a uniformly random start (each sweep redraws all k columns); the
         default ``max(50, 10·k)`` is fixed in advance and independent of the data. Ignored by ``"auto"``.
     sensitivity : float, optional
-        Derived exactly (see Notes): 1 for ``"ppca"`` (the score), √2 for the Gaussian methods (upper triangle of
-        the normalised Gram matrix). It can only be raised (more noise), never lowered; leave it unset.
+        Derived exactly (see Notes): 2 for ``"wishart"`` (nuclear norm of a neighbour's change of C), 1 for
+        ``"ppca"`` (the score), √2 for the Gaussian methods (upper triangle of the normalised Gram matrix). It can
+        only be raised (more noise), never lowered; leave it unset.
 
     Attributes
     ----------
@@ -485,6 +504,21 @@ class PCA(DPMech):
     -----
     **Neighbouring relation.** Replace-one (datasets of equal, public size n differing in one row), as everywhere
     in the library. After clipping, a row contributes x̃x̃ᵀ with ‖x̃‖ ≤ 1.
+
+    **Two-sided Wishart** (the default). The release is the top-k eigenvectors (and eigenvalues) of Ĉ = C + W₁ − W₂,
+    W₁, W₂ independent Wishart_d(d + 1, σ²I) (Wᵢ = GᵢGᵢᵀ, Gᵢ a d × (d + 1) matrix of N(0, σ²) entries), whose
+    density on the positive semi-definite cone is ∝ exp(−tr W/(2σ²)). *Claim: with σ² = Δ/(2ε), Δ = 2, the release
+    is ε-DP under replace-one.* *Proof:* the density of E = W₁ − W₂ at e integrates p(P)p(Q) over the pairs with P −
+    Q = e (parametrised by Q, with Lebesgue measure). A neighbour changes C by Δ_C = xxᵀ − yyᵀ = Δ₊ − Δ₋ (positive
+    and negative parts, tr Δ₊ + tr Δ₋ = ‖Δ_C‖_* ≤ ‖x‖² + ‖y‖² ≤ 2). The translation (P, Q) ↦ (P + Δ₋, Q + Δ₊) keeps
+    both positive semi-definite, maps them one-to-one onto the pairs of difference e − Δ_C (a shift of Q), and
+    lowers p(P)p(Q) by exactly exp(−‖Δ_C‖_*/(2σ²)) ≥ e^−ε; with the roles swapped this bounds the density ratio both
+    ways. The eigenvectors are post-processing. ∎ The noise has no data-dependent support (the one-sided C + W,
+    proposed as the "Wishart mechanism", is not DP for that reason: its support {C + W : W ⪰ 0} moves with C), and
+    its spectral norm is about 3.2·d·σ² against a signal that grows with n, so on the benchmark tasks it captures
+    more variance than PPCA at the same ε except where no method does much better than a random subspace
+    (``docs/pca.md`` gives the numbers). The data and the noise are rounded to the grid r = 2⁻⁴⁰σ² (the data's
+    rounding is paid for: σ² uses Δ + d^1.5·r); the proof assumes exact Gaussian draws, as the Bingham sampler does.
 
     **PPCA** (CSS'12 Algorithm 2) is the exponential mechanism whose score is the captured energy
     tr(VᵀCV) = Σᵢ‖Vᵀx̃ᵢ‖² of a d×k orthonormal V. It changes by at most 1 when one row is replaced (each term lies
@@ -553,15 +587,21 @@ class PCA(DPMech):
     >>> import diffpriv_py as dp
     >>> from diffpriv_py.estimators import PCA
     >>> X = np.random.default_rng(0).normal(size=(500, 4)) * [3.0, 1.0, 0.3, 0.1]
-    >>> release = PCA(1, method="ppca", data_norm=5.0).release_response(dp.Eps(1.0), X, rng=1)
-    >>> release.response.components.shape
+    >>> release = PCA(2, data_norm=5.0).release_response(dp.Eps(1.0), X, rng=1)  # two-sided Wishart noise
+    >>> release.response.components.shape, release.response.explained_variance.shape
+    ((4, 2), (2,))
+    >>> PCA(1, method="ppca", data_norm=5.0).release_response(dp.Eps(1.0), X, rng=1).response.components.shape
     (4, 1)
     """
 
     k: int = attrs.field(kw_only=False, converter=_k)
-    method: Literal["ppca", "analyze_gauss", "mod_sulq"] = attrs.field(default="ppca", validator=_one_of(METHODS))
+    method: Literal["wishart", "ppca", "analyze_gauss", "mod_sulq"] = attrs.field(
+        default="wishart", validator=_one_of(METHODS)
+    )
     data_norm: float = attrs.field(default=None, converter=_data_norm)
-    sampler: Literal["auto", "gibbs"] = attrs.field(default="auto", validator=_one_of(SAMPLERS))
+    sampler: Literal["auto", "gibbs"] = attrs.field(
+        default="auto", validator=[_one_of(SAMPLERS), lambda pca, _, value: _check_sampler(pca.method, value)]
+    )
     n_sweeps: int | None = attrs.field(default=None, converter=_n_sweeps)
     # A callable object in place of the base's target function (pyright reads the base's Callable field as a method).
     target: ClippedGram = attrs.field(  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -583,8 +623,8 @@ class PCA(DPMech):
 
     @property
     def privacy_params_type(self) -> type[Eps]:  # type: ignore[override]
-        """:class:`~diffpriv_py.Eps` for ``"ppca"``, :class:`~diffpriv_py.Del` for the Gaussian methods."""
-        return Eps if self.method == "ppca" else Del
+        """:class:`~diffpriv_py.Eps` for the pure methods, :class:`~diffpriv_py.Del` for the Gaussian methods."""
+        return Eps if self.method in _PURE else Del
 
     @property
     def gibbs_sweeps(self) -> int:
@@ -594,10 +634,12 @@ class PCA(DPMech):
     # ---- hooks ---------------------------------------------------------------------------------------------
 
     def _check_params(self, privacy_params: Eps) -> None:
-        if self.method != "ppca" and not privacy_params.delta > 0:
+        if self.method == "wishart":
+            check_wishart_epsilon(self.sensitivity, privacy_params.epsilon)
+        elif self.method not in _PURE and not privacy_params.delta > 0:
             raise ValueError(
                 f"PCA(method={self.method!r}) adds Gaussian noise and needs delta > 0; got {privacy_params!r}. Pass "
-                "e.g. Del(epsilon=1.0, delta=1e-6), or use method='ppca' for pure epsilon-DP."
+                "e.g. Del(epsilon=1.0, delta=1e-6), or use method='wishart' for pure epsilon-DP."
             )
 
     def _check_dataset(self, X: Any) -> Any:
@@ -643,8 +685,10 @@ class PCA(DPMech):
 
     def _norm(self, value1: SecondMoment, value2: SecondMoment) -> float:
         diff = value1.gram - value2.gram
-        if self.method == "ppca":
+        if self.method in _PURE:
             eig = np.linalg.eigvalsh(diff)
+            if self.method == "wishart":
+                return float(np.abs(eig).sum())
             return float(max(eig[-self.k :].sum(), -eig[: self.k].sum(), 0.0))
         return float(math.sqrt(0.5 * (np.square(diff).sum() + np.square(np.diag(diff)).sum())))
 
@@ -678,23 +722,25 @@ class PCA(DPMech):
         )
 
     def _sample_many(self, value: SecondMoment, privacy_params: Eps, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``n`` independent releases as the upper triangles of the projections VVᵀ (basis-free), for the auditor.
+        """``n`` independent releases for the auditor: the upper triangle of the projection VVᵀ (basis-free), then,
+        for the noisy-matrix methods, the released eigenvalues and trace (all that :class:`PCAModel` carries).
 
         Vectorised: batched sequential draws or batched chains for PPCA, batched eigendecompositions for the
-        Gaussian methods. The same law as :meth:`release_response`; not a release path (the Gibbs path does not
+        noisy-matrix methods. The same law as :meth:`release_response`; not a release path (the Gibbs path does not
         warn here).
         """
         d = value.gram.shape[0]
+        rows, cols = _upper(d)
         if self.method != "ppca":
             noisy, _ = self._noisy_second_moment(value, privacy_params, rng, n)
-            v = _top_eigenpairs(noisy, self.k)[1]
+            values, v = _top_eigenpairs(noisy, self.k)
+            spectrum = np.concatenate([values, np.trace(noisy, axis1=1, axis2=2)[:, None]], axis=1)
+            return np.concatenate([np.einsum("nik,nik->ni", v[:, rows], v[:, cols]), spectrum], axis=1)
+        param = self._bingham_parameter(value, privacy_params)
+        if self.sampler == "auto" or self.k == d:
+            v = sample_sequential_subspace(param, self.k, rng, size=n)
         else:
-            param = self._bingham_parameter(value, privacy_params)
-            if self.sampler == "auto" or self.k == d:
-                v = sample_sequential_subspace(param, self.k, rng, size=n)
-            else:
-                v = gibbs_matrix_bingham(param, self.k, self.gibbs_sweeps, rng, n_chains=n)[0]
-        rows, cols = _upper(d)
+            v = gibbs_matrix_bingham(param, self.k, self.gibbs_sweeps, rng, n_chains=n)[0]
         result: np.ndarray = np.einsum("nik,nik->ni", v[:, rows], v[:, cols])
         return result
 
@@ -715,20 +761,27 @@ class PCA(DPMech):
     def _noisy_second_moment(
         self, value: SecondMoment, privacy_params: Eps, rng: np.random.Generator, n: int
     ) -> tuple[np.ndarray, float]:
-        """``n`` noisy copies (n, d, d) of C (Analyze Gauss) or C/n (MOD-SuLQ), and the factor to data units."""
+        """``n`` noisy copies (n, d, d) of C (Wishart, Analyze Gauss) or C/n (MOD-SuLQ), and the factor to data
+        units."""
         d, eps, delta = value.gram.shape[0], privacy_params.epsilon, privacy_params.delta
         dims = d * (d + 1) // 2
+        rows, cols = _upper(d)
+        if self.method == "wishart":
+            r, sigma2 = wishart_calibration(self.sensitivity, eps, d)
+            noisy = _noise._round_to_grid(wishart_difference(d, n, sigma2, rng)[:, rows, cols], r)
+            noisy += _noise._round_to_grid(value.gram[rows, cols], r)
+            return _symmetric(noisy, d), self.data_norm**2 / value.n
         if self.method == "analyze_gauss":
             r, sigma = _noise.gaussian_grid_calibration(
                 lambda e, dl, s: analytic_gaussian_sigma(e, dl, s), self.sensitivity, eps, delta, dims
             )
-            upper = value.gram[_upper(d)]
+            upper = value.gram[rows, cols]
             scale = self.data_norm**2 / value.n
         else:
             r, sigma = _mod_sulq_grid(value.n, d, eps, delta)
             # β is the paper's for rows in the unit ball; a sensitivity raised above √2 scales it up in proportion.
             sigma *= self.sensitivity / _SENSITIVITY["mod_sulq"]
-            upper = value.gram[_upper(d)] / value.n
+            upper = value.gram[rows, cols] / value.n
             scale = self.data_norm**2
         noisy = _noise.grid_gaussian(np.broadcast_to(upper, (n, dims)), r, sigma, rng)
         return _symmetric(noisy, d), scale

@@ -23,8 +23,9 @@ def _has_eigenvalues(estimator: PCA) -> None:
         raise AttributeError(
             "PCA(method='ppca') has no get_covariance, get_precision, score or score_samples: PPCA releases a "
             "subspace only, without the eigenvalues (variances) the probabilistic PCA model needs, and releasing "
-            "them would cost extra budget. Use method='analyze_gauss' (with delta > 0), whose release includes the "
-            "noisy eigenvalues and their total; transform and inverse_transform work for every method."
+            "them would cost extra budget. Use method='wishart' (pure epsilon, the default) or 'analyze_gauss', "
+            "whose release includes the noisy eigenvalues and their total; transform and inverse_transform work "
+            "for every method."
         )
 
 
@@ -61,15 +62,15 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         Privacy loss of one ``fit``; a required keyword (no default: a privacy level is never chosen for you).
     delta : float, default 0.0
         δ of one ``fit``; must be > 0 for ``method="analyze_gauss"`` or ``"mod_sulq"``, and 0 (pure ε-DP) is the
-        natural choice for ``"ppca"``.
-    method : {"ppca", "analyze_gauss", "mod_sulq"}, default "ppca"
+        natural choice for ``"wishart"`` and ``"ppca"``.
+    method : {"wishart", "ppca", "analyze_gauss", "mod_sulq"}, default "wishart"
         See :class:`diffpriv_py.estimators.PCA`.
     data_norm : float
         Public bound on the rows' Euclidean norm; required (rows above it are clipped). Never taken from the data.
     sampler : {"auto", "gibbs"}, default "auto"
         PPCA's sampler, passed to :class:`~diffpriv_py.estimators.PCA`: ``"auto"`` draws exactly (the guarantee
         is proven); ``"gibbs"`` is an unproven opt-in that releases a finite Gibbs chain's state and warns
-        (``model_.exact`` is then False). Ignored by the Gaussian methods.
+        (``model_.exact`` is then False). Ignored by the other methods.
     n_sweeps : int, optional
         Sweeps of the ``"gibbs"`` sampler (passed to :class:`~diffpriv_py.estimators.PCA`); unused otherwise.
     rng : None, int or numpy Generator
@@ -83,8 +84,9 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         The released orthonormal directions, one per row (scikit-learn's layout).
     explained_variance_ : ndarray of shape (n_components,) or None
         Noisy uncentred second moments along the components (the top noisy eigenvalues, in data units) for the
-        Gaussian methods. ``None`` for ``"ppca"``: the exponential mechanism samples a subspace and releases no
-        eigenvalues; estimating them would need a second release with its own share of the budget.
+        noisy-matrix methods (``"wishart"``, ``"analyze_gauss"``, ``"mod_sulq"``). ``None`` for ``"ppca"``: the
+        exponential mechanism samples a subspace and releases no eigenvalues; estimating them would need a second
+        release with its own share of the budget.
     explained_variance_ratio_ : ndarray of shape (n_components,) or None
         ``explained_variance_`` over the noisy total variance (the trace of the noisy matrix); ``None`` for
         ``"ppca"``.
@@ -109,8 +111,8 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
     probabilistic PCA model of Tipping & Bishop (1999), N(0, W·diag(λ − σ²)₊·Wᵀ + σ²I) with W the released
     components, λ ``explained_variance_`` and σ² ``noise_variance_`` (mean 0, as the components are uncentred;
     scikit-learn uses the centred covariance with an n − 1 denominator, here the uncentred XᵀX/n of the clipped
-    rows). They are post-processing, so they cost no privacy. They exist for the Gaussian methods only: with
-    ``method="ppca"`` they raise AttributeError (``hasattr`` is False) saying to use ``"analyze_gauss"``.
+    rows). They are post-processing, so they cost no privacy. They exist for the noisy-matrix methods only: with
+    ``method="ppca"`` they raise AttributeError (``hasattr`` is False) saying to use ``"wishart"``.
 
     References
     ----------
@@ -132,7 +134,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         *,
         epsilon: float,
         delta: float = 0.0,
-        method: Literal["ppca", "analyze_gauss", "mod_sulq"] = "ppca",
+        method: Literal["wishart", "ppca", "analyze_gauss", "mod_sulq"] = "wishart",
         data_norm: float | None = None,
         sampler: Literal["auto", "gibbs"] = "auto",
         n_sweeps: int | None = None,
@@ -142,7 +144,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
-        self.method: Literal["ppca", "analyze_gauss", "mod_sulq"] = method
+        self.method: Literal["wishart", "ppca", "analyze_gauss", "mod_sulq"] = method
         self.data_norm = data_norm
         self.sampler: Literal["auto", "gibbs"] = sampler
         self.n_sweeps = n_sweeps

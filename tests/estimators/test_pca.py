@@ -16,6 +16,7 @@ from sphere_quadrature import sphere_second_moments
 import diffpriv_py as dp
 from diffpriv_py.estimators import PCA, PCAModel, q_f, subspace_overlap
 from diffpriv_py.estimators._bingham import sample_vector_bingham
+from diffpriv_py.estimators._wishart import wishart_calibration
 from diffpriv_py.estimators.pca import SecondMoment, clipped_gram, mod_sulq_noise_scale
 from diffpriv_py.exceptions import DiffprivWarning
 from diffpriv_py.mechanisms.gaussian import analytic_gaussian_sigma
@@ -133,35 +134,39 @@ def test_privacy_parameters_follow_the_method():
 
 
 def test_sensitivity_is_derived_and_can_only_be_raised():
-    """The sensitivity is 1 (PPCA) or √2 (Gaussian methods); lowering it is refused, raising it is allowed."""
-    assert PCA(1, data_norm=5.0).sensitivity == 1.0
+    """The sensitivity is 2 (Wishart, the default), 1 (PPCA) or √2 (Gaussian methods); lowering it is refused,
+    raising it is allowed."""
+    assert PCA(1, data_norm=5.0).sensitivity == 2.0
+    assert PCA(1, method="ppca", data_norm=5.0).sensitivity == 1.0
     assert PCA(1, method="analyze_gauss", data_norm=5.0).sensitivity == math.sqrt(2)
     assert PCA(1, method="mod_sulq", data_norm=5.0).sensitivity == math.sqrt(2)
     with pytest.raises(ValueError, match="under-protect"):
-        PCA(1, data_norm=1.0, sensitivity=0.5)
-    assert PCA(1, data_norm=1.0, sensitivity=2.0).sensitivity == 2.0
+        PCA(1, data_norm=1.0, sensitivity=1.5)
+    with pytest.raises(ValueError, match="under-protect"):
+        PCA(1, method="ppca", data_norm=1.0, sensitivity=0.5)
+    assert PCA(1, method="ppca", data_norm=1.0, sensitivity=2.0).sensitivity == 2.0
 
 
 def test_raising_the_sensitivity_adds_proportionally_more_noise():
-    """Doubling the sensitivity doubles the Gaussian methods' noise and halves PPCA's concentration."""
+    """Doubling the sensitivity doubles the noise of the noisy-matrix methods and halves PPCA's concentration."""
     X = np.random.default_rng(0).standard_normal((30, 3))
-    for method in ("analyze_gauss", "mod_sulq"):
+    for method in ("wishart", "analyze_gauss", "mod_sulq"):
         base = PCA(1, method=method, data_norm=1.0)
         raised = PCA(1, method=method, data_norm=1.0, sensitivity=2 * base.sensitivity)
         ratio = (
             _noise_draws(raised, X, dp.Del(1.0, 1e-3), 4000).std()
             / _noise_draws(base, X, dp.Del(1.0, 1e-3), 4000).std()
         )
-        assert ratio == pytest.approx(2.0, rel=0.01)
-    value = PCA(1, data_norm=1.0)._evaluate(PCA(1, data_norm=1.0).target(X))
-    p1 = PCA(1, data_norm=1.0)._bingham_parameter(value, dp.Eps(1.0))
-    p2 = PCA(1, data_norm=1.0, sensitivity=2.0)._bingham_parameter(value, dp.Eps(1.0))
+        assert ratio == pytest.approx(2.0, rel=0.02)
+    value = PCA(1, method="ppca", data_norm=1.0)._evaluate(PCA(1, method="ppca", data_norm=1.0).target(X))
+    p1 = PCA(1, method="ppca", data_norm=1.0)._bingham_parameter(value, dp.Eps(1.0))
+    p2 = PCA(1, method="ppca", data_norm=1.0, sensitivity=2.0)._bingham_parameter(value, dp.Eps(1.0))
     np.testing.assert_allclose(p2, p1 / 2)
 
 
 def test_sensitivity_sampler_is_refused_because_the_sensitivity_is_exact():
     """Sampling a sensitivity makes no sense here: it raises TypeError pointing to data_norm."""
-    mech = PCA(1, data_norm=1.0)
+    mech = PCA(1, method="ppca", data_norm=1.0)
     with pytest.raises(TypeError, match="data_norm"):
         mech.sensitivity_sampler(lambda n, rng: np.zeros((n, 2)), n=10)
     with pytest.raises(TypeError, match="data_norm"):
@@ -220,15 +225,17 @@ def _pair(d: int = 3, n: int = 4) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize(
-    ("method", "bound"), [("ppca", 1.0), ("analyze_gauss", math.sqrt(2)), ("mod_sulq", math.sqrt(2))]
+    ("method", "bound"),
+    [("wishart", 2.0), ("ppca", 1.0), ("analyze_gauss", math.sqrt(2)), ("mod_sulq", math.sqrt(2))],
 )
 def test_the_worst_case_pair_attains_the_declared_sensitivity(method, bound):
-    """Replacing e₁ by e₂ changes the score by 1 and the Gram upper triangle by √2 (the bounds are tight)."""
+    """Replacing e₁ by e₂ changes the Gram matrix by 2 in nuclear norm, the score by 1 and the Gram upper triangle
+    by √2 (the bounds are tight)."""
     X, X2 = _pair()
     assert PCA(1, method=method, data_norm=1.0).sensitivity_norm(X, X2) == pytest.approx(bound, rel=1e-12)
 
 
-@pytest.mark.parametrize("method", ["ppca", "analyze_gauss"])
+@pytest.mark.parametrize("method", ["wishart", "ppca", "analyze_gauss"])
 def test_no_random_replacement_exceeds_the_declared_sensitivity(method, rng):
     """Over 600 random replace-one pairs (rows of any norm, clipped) the change never exceeds the bound."""
     for k in (1, 2):
@@ -252,9 +259,91 @@ def test_add_remove_sensitivity_one_would_be_too_small_under_replace_one():
 def _noise_draws(mech: PCA, X: np.ndarray, params, n: int) -> np.ndarray:
     value = mech._evaluate(mech.target(X))
     noisy, _ = mech._noisy_second_moment(value, params, np.random.default_rng(31), n)
-    base = value.gram if mech.method == "analyze_gauss" else value.gram / value.n
+    base = value.gram / value.n if mech.method == "mod_sulq" else value.gram
     rows, cols = np.triu_indices(X.shape[1])
     return (noisy - base)[:, rows, cols].ravel()
+
+
+def _wishart_reference(d: int, sigma2: float, n: int, df: int, seed: int) -> np.ndarray:
+    """W₁ − W₂ drawn by scipy (an independent construction), W ~ Wishart_d(df, σ²I): shape (n, d, d)."""
+    law = stats.wishart(df=df, scale=sigma2 * np.eye(d))
+    rng = np.random.default_rng(seed)
+    return law.rvs(size=n, random_state=rng) - law.rvs(size=n, random_state=rng)
+
+
+def _wishart_statistics(e: np.ndarray) -> dict[str, np.ndarray]:
+    return {
+        "e00": e[:, 0, 0],
+        "e01": e[:, 0, 1],
+        "trace": np.trace(e, axis1=1, axis2=2),
+        "top": np.linalg.eigvalsh(e)[:, -1],
+    }
+
+
+def test_wishart_noise_is_two_sided_wishart_with_d_plus_one_degrees_and_the_calibrated_scale():
+    """The noise of a release is W₁ − W₂ with W ~ Wishart_d(d + 1, σ²I), σ² = (2 + d^1.5·r)/(2ε): two-sample KS
+    against scipy's Wishart on four statistics (p > 1e-6); the same test rejects d degrees of freedom, half the
+    scale (the ε-instead-of-ε/2 slip) and a one-sided W₁."""
+    d, eps, n = 3, 0.7, 20_000
+    X = np.eye(d)
+    mech = PCA(1, data_norm=1.0)
+    r, sigma2 = wishart_calibration(2.0, eps, d)
+    assert sigma2 == pytest.approx(1.0 / eps, rel=1e-9) and sigma2 > 1.0 / eps
+    noise = _noise_draws(mech, X, dp.Eps(eps), n).reshape(n, -1)
+    rows, cols = np.triu_indices(d)
+    e = np.zeros((n, d, d))
+    e[:, rows, cols] = noise
+    e[:, cols, rows] = noise
+    assert np.all(np.rint(noise / r) * r == noise)  # on the grid r: the output's values do not depend on the data
+    ours = _wishart_statistics(e)
+    right = _wishart_statistics(_wishart_reference(d, sigma2, n, d + 1, seed=1))
+    assert min(stats.ks_2samp(ours[k], right[k]).pvalue for k in ours) > ALPHA
+    law = stats.wishart(df=d + 1, scale=sigma2 * np.eye(d))
+    wrong = {
+        "df = d": _wishart_reference(d, sigma2, n, d, seed=2),
+        "half the scale": _wishart_reference(d, sigma2 / 2, n, d + 1, seed=3),
+        "one-sided": law.rvs(size=n, random_state=np.random.default_rng(4)),
+    }
+    for name, draws in wrong.items():
+        stats_wrong = _wishart_statistics(draws)
+        assert min(stats.ks_2samp(ours[k], stats_wrong[k]).pvalue for k in ours) < ALPHA, name
+
+
+def test_wishart_extreme_epsilons_release_promptly_or_are_refused_before_the_charge():
+    """ε = 10³⁰⁰ floors σ² at 2⁻⁹⁰⁰ (more privacy) and returns the top subspace (there is no loop to run long); an ε
+    so small that the noise would overflow float64 is refused with a clear error before the accountant is charged."""
+    X = np.diag([3.0, 2.0, 1.0])
+    model = PCA(2, data_norm=5.0).release_response(dp.Eps(1e300), X, rng=0).response
+    assert subspace_overlap(model.components, np.eye(3)[:, :2]) == pytest.approx(1.0)
+    assert np.all(np.isfinite(model.explained_variance)) and math.isfinite(model.total_variance)
+    accountant = dp.Accountant(budget=dp.Eps(10.0))
+    with pytest.raises(ValueError, match=r"epsilon=1e-300.*overflow.*Use epsilon >="):
+        PCA(2, data_norm=5.0).release_response(dp.Eps(1e-300), X, rng=0, accountant=accountant)
+    assert not accountant.ledger
+
+
+def test_wishart_density_ratio_at_the_worst_neighbours_approaches_but_never_exceeds_e_to_the_epsilon():
+    """The proof's bound, checked on the exact density of E = W₁ − W₂ at d = 2 (Monte Carlo over Q with common
+    random numbers): for Δ = e₁e₁ᵀ − e₂e₂ᵀ (nuclear norm 2, the worst replace-one change) f(e − Δ)/f(e) ≤ e^ε at
+    every probed e, and it comes within 10 % of e^ε where the noise's two parts align with Δ's (the ratio tends to
+    e^ε as they grow: the bound is tight)."""
+    d, eps = 2, 1.0
+    sigma2 = 1.0 / eps  # c = 1/(2σ²) = ε/2 per unit of nuclear norm
+    q = stats.wishart(df=d + 1, scale=sigma2 * np.eye(d)).rvs(size=400_000, random_state=np.random.default_rng(5))
+    delta = np.diag([1.0, -1.0])
+
+    def density(e: np.ndarray) -> np.ndarray:  # f(e) ∝ E_Q[p(e + Q)], p(W) ∝ exp(−tr W/(2σ²)) on W ⪰ 0
+        w = e + q
+        psd = (w[:, 0, 0] >= 0) & (w[:, 1, 1] >= 0) & (w[:, 0, 0] * w[:, 1, 1] >= w[:, 0, 1] ** 2)
+        return np.where(psd, np.exp(-np.trace(w, axis1=1, axis2=2) / (2 * sigma2)), 0.0)
+
+    ratios = []
+    points = [np.diag([a, -a]) for a in (3.0, 6.0, 10.0)] + [np.zeros((2, 2)), np.array([[3.0, 2.0], [2.0, -1.0]])]
+    for e in points:
+        for sign in (1.0, -1.0):
+            ratios.append(density(e - sign * delta).mean() / density(e).mean())
+    assert max(ratios) <= math.exp(eps)  # 0.95·e^ε at the largest probe (≥ 5000 non-zero terms)
+    assert max(ratios) >= math.exp(eps) * 0.9
 
 
 def test_analyze_gauss_noise_is_the_analytic_gaussian_for_sensitivity_root_two():
@@ -330,10 +419,14 @@ def test_default_ppca_releases_are_exact_for_every_k_and_the_gibbs_path_warns(rn
     """sampler="auto" is exact (proven) for every k; the opt-in Gibbs chain warns and reports exact=False."""
     X = _spiked_data(rng, n=200, d=5)
     for k in range(1, 6):
-        model = PCA(k, data_norm=4.0).release_response(dp.Eps(1.0), X, rng=3).response
+        model = PCA(k, method="ppca", data_norm=4.0).release_response(dp.Eps(1.0), X, rng=3).response
         assert model.exact is True and model.components.shape == (5, k)
     with pytest.warns(DiffprivWarning, match="NOT proven"):
-        model = PCA(2, data_norm=4.0, sampler="gibbs", n_sweeps=3).release_response(dp.Eps(1.0), X, rng=3).response
+        model = (
+            PCA(2, method="ppca", data_norm=4.0, sampler="gibbs", n_sweeps=3)
+            .release_response(dp.Eps(1.0), X, rng=3)
+            .response
+        )
     assert model.exact is False and model.components.shape == (5, 2)
 
 
@@ -341,7 +434,7 @@ def test_recorded_guarantee_is_the_proven_epsilon_in_the_response_and_the_ledger
     """A default PPCA release records exactly Eps(ε) in Response.privacy_params and in the accountant's ledger."""
     X = _spiked_data(rng, n=300, d=6)
     acc = dp.Accountant(budget=dp.Eps(2.0))
-    mech = PCA(3, data_norm=4.0)
+    mech = PCA(3, method="ppca", data_norm=4.0)
     response = mech.release_response(dp.Eps(0.7), X, rng=1, accountant=acc)
     assert response.privacy_params == dp.Eps(0.7) and response.response.exact
     (charge,) = acc.ledger
@@ -356,7 +449,7 @@ def test_huge_epsilon_returns_promptly_with_the_top_subspace(k, sampler, rng):
     """ε = 1e100 releases in bounded time (no hang) and returns the non-private top-k subspace."""
     X = _spiked_data(rng, n=500, d=6, scales=(3.0, 2.0, 1.5, 1.2, 1.1))
     top = np.linalg.eigh(X.T @ X)[1][:, ::-1][:, :k]
-    mech = PCA(k, data_norm=10.0, sampler=sampler, n_sweeps=5)
+    mech = PCA(k, method="ppca", data_norm=10.0, sampler=sampler, n_sweeps=5)
     start = time.perf_counter()
     with warnings_for(sampler):
         model = mech.release_response(dp.Eps(1e100), X, rng=2).response
@@ -390,7 +483,7 @@ def _reference_sequential(param: np.ndarray, k: int, rng: np.random.Generator, s
 def _sequential_case():
     X = np.diag([4.0, 3.0, 2.0, 0.5]) @ np.linalg.qr(np.random.default_rng(8).standard_normal((4, 4)))[0]
     X = np.repeat(X, 3, axis=0) / 4.0  # 12 rows in the unit ball, spectrum of C: 3·(1, 0.5625, 0.25, 0.0156)
-    mech = PCA(2, data_norm=1.0)
+    mech = PCA(2, method="ppca", data_norm=1.0)
     return mech, mech._evaluate(mech.target(X))
 
 
@@ -417,7 +510,7 @@ def test_complement_path_at_d3_k2_matches_the_normal_vectors_exact_law():
     rng = np.random.default_rng(31)
     basis = np.linalg.qr(rng.standard_normal((3, 3)))[0]
     X = np.repeat(np.diag([1.0, 0.6, 0.3]) @ basis.T, 4, axis=0)
-    mech, eps = PCA(2, data_norm=1.0), 3.0
+    mech, eps = PCA(2, method="ppca", data_norm=1.0), 3.0
     value = mech._evaluate(mech.target(X))
     upper = mech._sample_many(value, dp.Eps(eps), rng, 20_000)
     projection = np.zeros((len(upper), 3, 3))
@@ -466,7 +559,7 @@ def test_ppca_k1_release_has_the_exact_exponential_mechanism_law():
     """PPCA k=1, d=2: the doubled angle follows von Mises((ε/2)(λ₁−λ₂)/2) of C (KS p > 1e-6); ε instead of ε/2 fails."""
     rng = np.random.default_rng(41)
     X = rng.standard_normal((40, 2)) * [1.0, 0.5]
-    mech, eps = PCA(1, data_norm=2.0), 0.8
+    mech, eps = PCA(1, method="ppca", data_norm=2.0), 0.8
     value = mech._evaluate(mech.target(X))
     lam, vec = np.linalg.eigh(value.gram)
     kappa = eps / 2 * (lam[1] - lam[0])
@@ -486,7 +579,7 @@ def test_ppca_k1_release_has_the_exact_exponential_mechanism_law():
 def test_gibbs_trace_shows_random_and_top_starts_meeting(rng):
     """The (non-private) trace has one q_F per sweep; random-start chains rise to the level of top-start chains."""
     X = _spiked_data(rng, n=3000, d=8, scales=(3.0, 2.0, 1.5))
-    mech = PCA(2, data_norm=8.0)
+    mech = PCA(2, method="ppca", data_norm=8.0)
     random_start = mech.gibbs_trace(dp.Eps(2.0), X, n_chains=8, n_sweeps=30, rng=5)
     top_start = mech.gibbs_trace(dp.Eps(2.0), X, n_chains=8, n_sweeps=30, start="top", rng=6)
     assert random_start.shape == (8, 31)
@@ -534,11 +627,19 @@ def _kit_cases() -> list[MechCase]:
             privacy_params=dp.Eps(1.0),
             dataset=X,
             neighbour=X2,
+            id="PCA[wishart,k=1]",
+            skip=exact,
+        ),
+        MechCase(
+            mechanism=PCA(1, method="ppca", data_norm=1.0),
+            privacy_params=dp.Eps(1.0),
+            dataset=X,
+            neighbour=X2,
             id="PCA[ppca,k=1,exact]",
             skip=exact,
         ),
         MechCase(
-            mechanism=PCA(2, data_norm=1.0),
+            mechanism=PCA(2, method="ppca", data_norm=1.0),
             privacy_params=dp.Eps(1.0),
             dataset=X4,
             neighbour=X42,
@@ -583,7 +684,43 @@ class _OverconfidentPCA(PCA):
 def test_auditor_refutes_a_ppca_mutant_with_four_times_the_concentration(k, d):
     """Power: the same worst-case audit refutes PPCA with 4× the concentration (exact k=1, sequential k=2)."""
     X, X2 = _pair(d=d, n=3)
-    report = audit(_OverconfidentPCA(k, data_norm=1.0), X, X2, dp.Eps(1.0), rng=11)
+    report = audit(_OverconfidentPCA(k, method="ppca", data_norm=1.0), X, X2, dp.Eps(1.0), rng=11)
+    assert not report.passed and report.epsilon_lower_bound > 1.0
+
+
+@attrs.frozen(kw_only=True)
+class _OneSidedWishart(PCA):
+    """The one-sided "Wishart mechanism" C + W₁ (no W₂): its support {C + W : W ⪰ 0} moves with the data."""
+
+    def _noisy_second_moment(self, value, privacy_params, rng, n):
+        d = value.gram.shape[0]
+        sigma2 = wishart_calibration(self.sensitivity, privacy_params.epsilon, d)[1]
+        g = rng.standard_normal((n, d, d + 1))
+        return value.gram + sigma2 * (g @ g.swapaxes(-1, -2)), self.data_norm**2 / value.n
+
+
+@attrs.frozen(kw_only=True)
+class _UnderNoisedWishart(PCA):
+    """A mutant whose two-sided noise has a quarter of the calibrated σ² (true ε four times the claim)."""
+
+    def _noisy_second_moment(self, value, privacy_params, rng, n):
+        return super()._noisy_second_moment(value, dp.Eps(4 * privacy_params.epsilon), rng, n)
+
+
+@pytest.mark.slow
+def test_auditor_refutes_a_wishart_mutant_with_a_quarter_of_the_noise():
+    """Power against a calibration slip: the worst-case audit refutes σ²/4 (the release is 4ε-DP, not ε-DP)."""
+    X, X2 = _pair(d=2, n=3)
+    report = audit(_UnderNoisedWishart(1, data_norm=1.0), X, X2, dp.Eps(1.0), rng=11)
+    assert not report.passed and report.epsilon_lower_bound > 1.0
+
+
+@pytest.mark.slow
+def test_auditor_refutes_the_one_sided_wishart_mechanism():
+    """Power: the worst-case audit that the two-sided default passes refutes C + W₁, whose smallest possible top
+    eigenvalue is the data's (an output below it convicts the neighbour)."""
+    X, X2 = _pair(d=2, n=3)
+    report = audit(_OneSidedWishart(1, data_norm=1.0), X, X2, dp.Eps(1.0), rng=11)
     assert not report.passed and report.epsilon_lower_bound > 1.0
 
 
@@ -605,7 +742,8 @@ def test_facade_fits_transforms_and_exposes_learned_attributes(rng):
     np.testing.assert_allclose(est.inverse_transform(est.transform(X)), X @ est.components_.T @ est.components_)
     Z = SkPCA(2, epsilon=1.0, data_norm=4.0, rng=0).fit_transform(X, y=np.zeros(len(X)))
     assert Z.shape == (len(X), 2)
-    assert SkPCA(2, epsilon=1.0, data_norm=4.0, rng=0).fit(X).explained_variance_ is None
+    assert SkPCA(2, epsilon=1.0, method="ppca", data_norm=4.0, rng=0).fit(X).explained_variance_ is None
+    assert SkPCA(2, epsilon=1.0, data_norm=4.0, rng=0).fit(X).explained_variance_.shape == (2,)  # the Wishart default
 
 
 def test_facade_refuses_use_before_fit_and_a_missing_bound(rng):
@@ -645,7 +783,7 @@ def test_facade_works_with_clone_pipeline_and_cross_val_score(rng):
     pipe = make_pipeline(SkPCA(2, epsilon=5.0, data_norm=4.0, rng=0), LinearSVC())
     assert pipe.fit(X, y).score(X, y) > 0.7
     assert cross_val_score(pipe, X, y, cv=3).shape == (3,)
-    assert repr(est) == "PCA(data_norm=4.0, epsilon=1.0, n_components=2, n_sweeps=5, rng=0)"
+    assert repr(est) == "PCA(data_norm=4.0, epsilon=1.0, method='ppca', n_components=2, n_sweeps=5,\n    rng=0)"
 
 
 # ---- the paper's Figure 2 (Chaudhuri, Sarwate & Sinha 2012; rows clipped to norm 1) --------------------------------
@@ -679,13 +817,14 @@ def test_figure_2_gaps_to_non_private_match_the_reference_within_three_standard_
         value = mech._evaluate(mech.target(X))
         for alpha, (ref_mean, ref_sd) in table.items():
             params = dp.Eps(alpha) if method == "ppca" else dp.Del(alpha, 0.05)
-            energies = mech._sample_many(value, params, rng, 50) @ weights  # q_F = tr(VVᵀA) of 50 releases
+            # q_F = tr(VVᵀA) of 50 releases, from the projection (the first columns; eigenvalues may follow)
+            energies = mech._sample_many(value, params, rng, 50)[:, : rows.size] @ weights
             gap, ref_gap = non_private - energies.mean(), _REFERENCE_NON_PRIVATE - ref_mean
             band = 3 * math.sqrt(energies.var(ddof=1) / 50 + ref_sd**2 / 50) + 2 * 0.0005
             assert abs(gap - ref_gap) <= band, (method, alpha, gap, ref_gap, band)
             means[method, alpha] = energies.mean()
     assert all(means["ppca", a] >= means["mod_sulq", a] for a in (0.1, 0.5))
-    default = PCA(2, data_norm=1.0)
+    default = PCA(2, method="ppca", data_norm=1.0)
     for alpha in (0.1, 0.5):
         energies = default._sample_many(value, dp.Eps(alpha), rng, 50) @ weights
         assert energies.mean() >= means["mod_sulq", alpha]
