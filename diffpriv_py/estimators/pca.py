@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from collections.abc import Callable
 from typing import Any, Literal
 
 import attrs
@@ -23,7 +22,7 @@ from .._blockwise import is_out_of_core, map_reduce, n_rows
 from .._datasets import as_array
 from .._fixed_point import clip_rows_to_norm, grid_rows, record_bits
 from .._rng import RNGLike, as_generator
-from .._validation import check_in_range, check_int
+from .._validation import check_in_range, check_int, one_of
 from ..exceptions import DiffprivWarning, TargetOutputError
 from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
 from ..mechanisms.gaussian import analytic_gaussian_sigma
@@ -366,14 +365,6 @@ def _check_sampler(method: str, sampler: str) -> None:
         )
 
 
-def _one_of(options: tuple[str, ...]) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
-    def validate(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if not isinstance(value, str) or value not in options:  # an array would be compared element-wise
-            raise ValueError(f"The '{attribute.name}' of PCA must be one of {options}. Got {value!r}.")
-
-    return validate
-
-
 def _mod_sulq_t(d: int, delta: float) -> float:
     log_arg = (d * d + d) / (2.0 * math.sqrt(2.0 * math.pi) * delta)
     t = math.sqrt(2.0 * math.log(log_arg)) if log_arg > 1.0 else 0.0
@@ -596,11 +587,11 @@ class PCA(DPMech):
 
     k: int = attrs.field(kw_only=False, converter=_k)
     method: Literal["wishart", "ppca", "analyze_gauss", "mod_sulq"] = attrs.field(
-        default="wishart", validator=_one_of(METHODS)
+        default="wishart", validator=one_of(*METHODS)
     )
     data_norm: float = attrs.field(default=None, converter=_data_norm)
     sampler: Literal["auto", "gibbs"] = attrs.field(
-        default="auto", validator=[_one_of(SAMPLERS), lambda pca, _, value: _check_sampler(pca.method, value)]
+        default="auto", validator=[one_of(*SAMPLERS), lambda pca, _, value: _check_sampler(pca.method, value)]
     )
     n_sweeps: int | None = attrs.field(default=None, converter=_n_sweeps)
     # A callable object in place of the base's target function (pyright reads the base's Callable field as a method).
