@@ -625,6 +625,12 @@ class PCA(DPMech):
     # ---- hooks ---------------------------------------------------------------------------------------------
 
     def _check_params(self, privacy_params: Eps) -> None:
+        if self.method != "ppca" and not math.isfinite(self.data_norm * self.data_norm):
+            raise ValueError(
+                f"PCA(method={self.method!r}) reports its noisy eigenvalues in the data's units, which scale with "
+                f"data_norm² = {self.data_norm!r}², beyond float64. Rescale the data (e.g. other units) so that "
+                "data_norm is below about 1e154, or use method='ppca', which releases the subspace only."
+            )
         if self.method == "wishart":
             check_wishart_epsilon(self.sensitivity, privacy_params.epsilon)
         elif self.method not in _PURE and not privacy_params.delta > 0:
@@ -761,19 +767,19 @@ class PCA(DPMech):
             r, sigma2 = wishart_calibration(self.sensitivity, eps, d)
             noisy = _noise._round_to_grid(wishart_difference(d, n, sigma2, rng)[:, rows, cols], r)
             noisy += _noise._round_to_grid(value.gram[rows, cols], r)
-            return _symmetric(noisy, d), self.data_norm**2 / value.n
+            return _symmetric(noisy, d), self.data_norm * self.data_norm / value.n
         if self.method == "analyze_gauss":
             r, sigma = _noise.gaussian_grid_calibration(
                 lambda e, dl, s: analytic_gaussian_sigma(e, dl, s), self.sensitivity, eps, delta, dims
             )
             upper = value.gram[rows, cols]
-            scale = self.data_norm**2 / value.n
+            scale = self.data_norm * self.data_norm / value.n
         else:
             r, sigma = _mod_sulq_grid(value.n, d, eps, delta)
             # β is the paper's for rows in the unit ball; a sensitivity raised above √2 scales it up in proportion.
             sigma *= self.sensitivity / _SENSITIVITY["mod_sulq"]
             upper = value.gram[rows, cols] / value.n
-            scale = self.data_norm**2
+            scale = self.data_norm * self.data_norm
         noisy = _noise.grid_gaussian(np.broadcast_to(upper, (n, dims)), r, sigma, rng)
         return _symmetric(noisy, d), scale
 

@@ -322,6 +322,18 @@ def test_wishart_extreme_epsilons_release_promptly_or_are_refused_before_the_cha
     assert not accountant.ledger
 
 
+def test_a_data_norm_whose_square_overflows_is_refused_before_the_charge_where_variances_are_released():
+    """The noisy-matrix methods report eigenvalues in data units (× data_norm²/n): a data_norm of 1e308 is refused
+    before the charge with the fix; PPCA, which releases the subspace only, still releases."""
+    X = np.diag([3.0, 2.0, 1.0])
+    accountant = dp.Accountant(budget=dp.Del(10.0, 1e-3))
+    for method, params in (("wishart", dp.Eps(1.0)), ("analyze_gauss", dp.Del(1.0, 1e-6))):
+        with pytest.raises(ValueError, match=r"data_norm² = 1e\+308².*Rescale the data"):
+            PCA(2, method=method, data_norm=1e308).release_response(params, X, rng=0, accountant=accountant)
+    assert not accountant.ledger
+    assert PCA(2, method="ppca", data_norm=1e308).release_response(dp.Eps(1.0), X, rng=0).response.exact
+
+
 def test_wishart_density_ratio_at_the_worst_neighbours_approaches_but_never_exceeds_e_to_the_epsilon():
     """The proof's bound, checked on the exact density of E = W₁ − W₂ at d = 2 (Monte Carlo over Q with common
     random numbers): for Δ = e₁e₁ᵀ − e₂e₂ᵀ (nuclear norm 2, the worst replace-one change) f(e − Δ)/f(e) ≤ e^ε at
