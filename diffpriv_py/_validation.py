@@ -70,8 +70,11 @@ def refuse_subnormal(value: float, name: str, *, owner: str = "") -> float:
     return value
 
 
-def check_int(value: Any, name: str, *, minimum: int = 1, owner: str = "") -> int:
-    """Return ``value`` as an int >= ``minimum``; integral floats such as ``100.0`` are accepted, bools are not."""
+def check_int(
+    value: Any, name: str, *, minimum: int = 1, maximum: int | None = None, why: str = "", owner: str = ""
+) -> int:
+    """Return ``value`` as an int in [``minimum``, ``maximum``]; integral floats such as ``100.0`` are accepted, bools
+    are not. ``why`` explains the maximum in the error message."""
     where = f" of {owner}" if owner else ""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"The '{name}' parameter{where} must be an integer, not a bool. Got {value!r}.")
@@ -85,6 +88,9 @@ def check_int(value: Any, name: str, *, minimum: int = 1, owner: str = "") -> in
         raise TypeError(f"The '{name}' parameter{where} must be an integer >= {minimum}. Got {_describe(value)}.")
     if out < minimum:
         raise ValueError(f"The '{name}' parameter{where} must be an integer >= {minimum}. Got {out}.")
+    if maximum is not None and out > maximum:
+        because = f" ({why})" if why else ""
+        raise ValueError(f"The '{name}' parameter{where} must be at most {maximum}{because}. Got {out}.")
     return out
 
 

@@ -142,31 +142,21 @@ MAX_K = 10_000
 """Largest number of clusters: the initialisation and the k×d noisy sums are sized by k, and a DP release of more
 centres than this has no signal left in any of them."""
 
-
-def _k(value: Any) -> int:
-    k = check_int(value, "k", minimum=1, owner="KMeans")
-    if k > MAX_K:
-        raise ValueError(
-            f"The 'k' parameter of KMeans must be at most {MAX_K} (each cluster's count and sums get their own noise, "
-            f"so more clusters leave no signal, and the initialisation is sized by k). Got {k}."
-        )
-    return k
-
+K_LIMIT = "each cluster's count and sums get their own noise, so more clusters leave no signal"
 
 MAX_N_ITER = 10_000
 """Most DPLloyd iterations: each gets its own share of ε (and a pass over the data), so far fewer are useful."""
 
 
+def _k(value: Any) -> int:
+    return check_int(value, "k", maximum=MAX_K, why=K_LIMIT, owner="KMeans")
+
+
 def _optional_n_iter(value: Any) -> int | None:
     if value is None:
         return None
-    n_iter = check_int(value, "n_iter", minimum=1, owner="KMeans")
-    if n_iter > MAX_N_ITER:
-        raise ValueError(
-            f"The 'n_iter' parameter of KMeans must be at most {MAX_N_ITER} (each iteration gets its own share of "
-            f"epsilon, so more iterations only add noise). Got {n_iter}. Leave n_iter=None for the default rule."
-        )
-    return n_iter
+    why = "each iteration gets its own share of epsilon, so more only add noise; n_iter=None picks the default"
+    return check_int(value, "n_iter", maximum=MAX_N_ITER, why=why, owner="KMeans")
 
 
 def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 
 from .._validation import check_int
-from ..estimators.kmeans import MAX_K, KMeansMethod, KMeansModel
+from ..estimators.kmeans import K_LIMIT, MAX_K, KMeansMethod, KMeansModel
 from ..estimators.kmeans import KMeans as _KMeansMech
 from ..response import Response
 from ._base import DPEstimator
@@ -100,12 +100,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, DP
         self.accountant = accountant
 
     def _mechanism(self) -> _KMeansMech:
-        n_clusters = check_int(self.n_clusters, "n_clusters", minimum=1, owner="KMeans")  # the mechanism's k
-        if n_clusters > MAX_K:
-            raise ValueError(
-                f"The 'n_clusters' parameter of KMeans must be at most {MAX_K} (each cluster's count and sums get "
-                f"their own noise, so more clusters leave no signal). Got {n_clusters}."
-            )
+        check_int(self.n_clusters, "n_clusters", maximum=MAX_K, why=K_LIMIT, owner="KMeans")  # the mechanism's k
         return _KMeansMech(
             self.n_clusters,
             method=self.method,
