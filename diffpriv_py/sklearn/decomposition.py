@@ -70,7 +70,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
     sampler : {"auto", "gibbs"}, default "auto"
         PPCA's sampler, passed to :class:`~diffpriv_py.estimators.PCA`: ``"auto"`` draws exactly (the guarantee
         is proven); ``"gibbs"`` is an unproven opt-in that releases a finite Gibbs chain's state and warns
-        (``model_.exact`` is then False). Ignored by the other methods.
+        (``model_.exact`` is then False); with another method ``"gibbs"`` is refused at ``fit``.
     n_sweeps : int, optional
         Sweeps of the ``"gibbs"`` sampler (passed to :class:`~diffpriv_py.estimators.PCA`); unused otherwise.
     rng : None, int or numpy Generator
