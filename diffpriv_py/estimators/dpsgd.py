@@ -15,7 +15,7 @@ import functools
 import itertools
 import math
 import numbers
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Literal, SupportsFloat
 
 import attrs
@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _noise
 from .._fixed_point import row_norms
-from .._validation import check_in_range, check_int, refuse_subnormal
+from .._validation import check_in_range, check_int, one_of, refuse_subnormal
 from ..accounting import SubsampledGaussianEvent, dpsgd_epsilon, noise_multiplier_for
 from ..accounting._events import Relation
 from ..exceptions import TargetOutputError
@@ -608,14 +608,6 @@ def _classes(value: Any) -> tuple[Any, ...] | None:
     return labels
 
 
-def _choice(*options: str) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
-    def validate(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if not isinstance(value, str) or value not in options:  # an array would be compared element-wise
-            raise ValueError(f"{attribute.name} must be one of {options}; got {value!r}.")
-
-    return validate
-
-
 def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{attribute.name} must be True or False. Got {value!r}.")
@@ -729,10 +721,10 @@ class DPSGDClassifier(DPMech):
     momentum: float = attrs.field(default=0.9, converter=_momentum)
     clip_norm: float = attrs.field(default=1.0, converter=_clip_norm)
     noise_multiplier: float | None = attrs.field(default=None, converter=_sigma_or_none)
-    activation: Literal["relu", "tanh"] = attrs.field(default="relu", validator=_choice("relu", "tanh"))
+    activation: Literal["relu", "tanh"] = attrs.field(default="relu", validator=one_of("relu", "tanh"))
     classes: tuple[Any, ...] | None = attrs.field(default=None, converter=_classes)
-    neighbouring: Relation = attrs.field(default="replace_one", validator=_choice("replace_one", "add_remove"))
-    accounting: Literal["pld", "rdp"] = attrs.field(default="pld", validator=_choice("pld", "rdp"))
+    neighbouring: Relation = attrs.field(default="replace_one", validator=one_of("replace_one", "add_remove"))
+    accounting: Literal["pld", "rdp"] = attrs.field(default="pld", validator=one_of("pld", "rdp"))
     progress: bool = attrs.field(default=False, validator=_bool)
 
     # Derived, not settable: the target reads (X, y); the sensitivity of a step's sum is the clipping norm.
