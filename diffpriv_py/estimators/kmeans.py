@@ -1279,11 +1279,15 @@ def _merge_cells(
     """k centres from noisy cell counts and means: weighted k-means on the means (post-processing only).
 
     Cells whose noisy count is at most ``survival`` are likely empty and dropped, keeping at least the k largest.
+    A kept cell weighs its noisy count, floored at ``min(1, survival)``: the floor keeps the weights positive (the
+    k largest may be below the threshold) and shrinks with the noise, so an empty cell that passes the threshold by
+    chance (about 2.5% of them at any ε) weighs about as much as its noise, not a whole record. With survival ≥ 1
+    (every ε where the noise scale is at least 1/6 of a record) it is the old floor of one record.
     """
     kept = np.flatnonzero(counts > survival)
     if kept.size < k:
         kept = np.argsort(-counts, kind="stable")[:k]
-    weights = np.maximum(counts[kept], 1.0)
+    weights = np.maximum(counts[kept], min(1.0, survival))
     n_init = _N_INIT_CORESET if k > 1 else 1  # one cluster: every restart ends at the weighted mean
     return _lloyd(means[kept], k, rng, n_init=n_init, max_iter=_MAX_ITER_NOISY, weights=weights)[0]
 

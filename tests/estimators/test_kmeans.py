@@ -571,6 +571,35 @@ def test_default_gets_close_to_the_non_private_optimum_where_the_old_default_did
     assert successes["dplloyd"] < 30
 
 
+def test_the_default_recovers_three_separated_clusters_exactly_as_epsilon_grows():
+    """diffprivlib's ``test_inf_epsilon``: 11 records at 0.1 / 0.5 / 0.9, ε = 10⁹, 40 seeds, every centre within 10⁻⁶.
+
+    An empty candidate cell whose noisy count passes the survival threshold by chance (about 2.5% of them) used to
+    weigh one whole record and pull a real centre (0.5 → 0.48 in 6 of these 40 seeds); its weight now shrinks with
+    the noise, as the ``min(1, survival)`` floor in ``_merge_cells`` shows below.
+    """
+    X = np.array([0.1] * 4 + [0.5] * 4 + [0.9] * 3).reshape(-1, 1)
+    mech = KMeans(3, bounds=(0, 1))
+    for seed in range(40):
+        centres = np.sort(mech.release_response(dp.Eps(1e9), X, rng=seed).response.centroids.ravel())
+        np.testing.assert_allclose(centres, [0.1, 0.5, 0.9], atol=1e-6)
+
+
+def test_a_kept_cell_weighs_its_noisy_count_floored_by_the_noise_not_by_one_record(monkeypatch):
+    seen = {}
+
+    def spy(points, k, rng, *, n_init, max_iter, weights):
+        seen["weights"] = weights
+        return points[:k], 0
+
+    monkeypatch.setattr(km, "_lloyd", spy)
+    counts = np.array([5.0, 1e-8, 3e-9, 7.0])
+    km._merge_cells(counts, np.zeros((4, 1)), 2, survival=6e-9, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(seen["weights"], [5.0, 1e-8, 7.0])
+    km._merge_cells(np.array([-2.0, 0.5, 30.0]), np.zeros((3, 1)), 2, survival=20.0, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(seen["weights"], [30.0, 1.0])  # survival ≥ 1: the old floor of one record
+
+
 def test_dplloyd_beats_input_perturbation_at_equal_epsilon(rng):
     """The course report's finding: per-record noise needs a much larger ε than DPLloyd for the same NICV."""
     X, _ = _blobs(rng, n=1500)
