@@ -391,8 +391,8 @@ class _LinearERM(DPMech):
         """The given Λ, or for ``"auto"`` :func:`~._erm.default_reg_lambda` of (n, weights, ε per problem, c).
 
         Only public quantities enter: n, the number of weights, the number of classes (from ``classes=``, or the
-        labels of ``y`` declared public by ``classes="observed"``) and ε. Output perturbation spends no budget on the curvature
-        term, so its rule has no budget floor (c = 0 there).
+        labels of ``y`` declared public by ``classes="observed"``) and ε. Output perturbation spends no budget on
+        the curvature term, so its rule has no budget floor (c = 0 there).
         """
         if isinstance(self.reg_lambda, float):
             return self.reg_lambda

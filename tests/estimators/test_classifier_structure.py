@@ -69,7 +69,7 @@ def test_with_declared_classes_both_neighbours_give_the_same_structure(n_classes
 
 
 def test_the_per_class_budget_split_depends_on_classes_only():
-    """reg_lambda="auto" is computed at ε/K with K = len(classes), on both neighbours, though one holds only 2 labels."""
+    """reg_lambda="auto" is computed at ε/K, K = len(classes), on both neighbours, though one holds only 2 labels."""
     mech = LogisticRegression(data_norm=1.0, classes=[0, 1, 2])
     D, D2 = _pair(3)
     regs = {mech.release_response(dp.Eps(1.5), data, rng=0).response.reg_lambda for data in (D, D2)}

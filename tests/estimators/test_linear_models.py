@@ -97,7 +97,9 @@ def test_solver_that_newton_cannot_certify_falls_back_and_still_releases(rng, mo
     real = _erm._accelerated_fallback
     monkeypatch.setattr(_erm, "_accelerated_fallback", lambda *a: used.append(1) or real(*a))
     X, y = _blobs(rng)
-    model = LogisticRegression(1e-3, data_norm=1.0, classes=[0, 1]).release_response(dp.Eps(1.0), (X, y), rng=0).response
+    model = (
+        LogisticRegression(1e-3, data_norm=1.0, classes=[0, 1]).release_response(dp.Eps(1.0), (X, y), rng=0).response
+    )
     assert used and np.all(np.isfinite(np.asarray(model)))
 
 
@@ -273,7 +275,11 @@ def test_model_decision_function_equals_the_normalised_weights(rng):
 def test_any_labels_are_accepted_and_predicted_back(rng, labels):
     """Labels of any type are mapped to ±1 (one-vs-rest for more than two) and predictions are labels again."""
     X, y = _blobs(rng, n=300, d=3, classes=labels, sep=3.0)
-    model = LogisticRegression(1e-3, data_norm=1.0, classes="observed").release_response(dp.Eps(50.0), (X, y), rng=0).response
+    model = (
+        LogisticRegression(1e-3, data_norm=1.0, classes="observed")
+        .release_response(dp.Eps(50.0), (X, y), rng=0)
+        .response
+    )
     assert list(model.classes) == sorted(labels)
     assert set(model.predict(X)) <= set(labels)
     assert np.mean(model.predict(X) == y) > 0.8
@@ -290,7 +296,7 @@ def test_for_two_classes_the_second_declared_class_is_the_positive_one(rng):
 
 
 def test_a_single_observed_class_is_refused_before_the_charge(rng):
-    """classes="observed" declares y's label set public, so one class only is refused before the charge, with the fix."""
+    """classes="observed" declares the label set of y public, so a single class is refused before the charge."""
     X, _ = _blobs(rng)
     acc = dp.Accountant(budget=dp.Eps(5.0))
     with pytest.raises(ValueError, match="at least two classes"):
@@ -597,7 +603,9 @@ def test_seeded_releases_reproduce_and_different_seeds_differ(rng):
 def test_model_is_read_only_and_converts_to_its_weight_vector(rng):
     """coef/intercept are read-only; np.asarray(model) is [coef_k, intercept_k] flattened; repr is short."""
     X, y = _blobs(rng, classes=(0, 1, 2))
-    model = LogisticRegression(0.01, data_norm=1.0, classes=[0, 1, 2]).release_response(dp.Eps(1.0), (X, y), rng=0).response
+    model = (
+        LogisticRegression(0.01, data_norm=1.0, classes=[0, 1, 2]).release_response(dp.Eps(1.0), (X, y), rng=0).response
+    )
     with pytest.raises(ValueError, match="read-only"):
         model.coef[0, 0] = 1.0
     flat = np.asarray(model)
@@ -893,9 +901,12 @@ def test_facade_params_clone_pipeline_and_cross_val_score(rng):
     with pytest.raises(ValueError, match="Invalid parameter"):
         clf.set_params(C=1.0)
     pipe = make_pipeline(
-        FunctionTransformer(lambda a: a * 0.5), SkSVM(epsilon=5.0, data_norm=1.0, reg_lambda=0.01, classes=[0, 1], rng=0)
+        FunctionTransformer(lambda a: a * 0.5),
+        SkSVM(epsilon=5.0, data_norm=1.0, reg_lambda=0.01, classes=[0, 1], rng=0),
     )
     scores = cross_val_score(pipe, X, y, cv=3)
     assert scores.shape == (3,) and np.all(scores > 0.8)
-    auc = cross_val_score(SkLR(epsilon=5.0, data_norm=1.0, reg_lambda=0.01, classes=[0, 1], rng=0), X, y, cv=3, scoring="roc_auc")
+    auc = cross_val_score(
+        SkLR(epsilon=5.0, data_norm=1.0, reg_lambda=0.01, classes=[0, 1], rng=0), X, y, cv=3, scoring="roc_auc"
+    )
     assert np.all(auc > 0.9)
