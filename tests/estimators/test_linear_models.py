@@ -457,6 +457,9 @@ def test_a_label_outside_classes_contributes_nothing_instead_of_failing_after_th
     released = mech.release_response(dp.Eps(1.0), (X_far, y_odd), rng=3, accountant=acc)
     assert len(acc.ledger) == 1 and released.response.coef.shape == (1, 2)
     assert released.response.classes.tolist() == [0, 1]
+    # Whatever the record's features, the seeded release is the same: they are never used.
+    near = mech.release_response(dp.Eps(1.0), (X, y_odd), rng=3).response
+    np.testing.assert_array_equal(np.asarray(near), np.asarray(released.response))
     problem = mech.target((X_far, y_odd))
     assert problem.n == 60 and np.all(problem.Z[5] == 0.0) and problem.codes[5] == -1
     # Same problem as with the zero row labelled by a declared class: nothing of record 5 is used.
