@@ -358,7 +358,7 @@ class _LinearERM(DPMech):
         if value1.n != value2.n:
             raise ValueError(f"Replace-one neighbours have the same number of records; got {value1.n} and {value2.n}.")
         if value1.classes.shape != value2.classes.shape or np.any(value1.classes != value2.classes):
-            return math.inf  # inferred label sets differ: the model's shape itself reveals the change
+            return math.inf  # observed label sets differ: the model's shape itself reveals the change
         grid: tuple[float, ...]
         if isinstance(self.reg_lambda, str):
             # "auto": Λ is resolved at release time (it depends on ε); the bound nΛ‖Δf‖ ≤ 2 holds for every Λ, so
