@@ -201,7 +201,7 @@ def non_private(Xtr, ytr, Xte, yte) -> dict:
     errors = {lam: float(1 - SkLR(C=1 / (n * lam), max_iter=5000).fit(Xtr, ytr).score(Xte, yte)) for lam in LAMBDAS}
     best = min(errors, key=errors.get)
     times_sk, times_exact = [], []
-    problem = build_problem((Xtr, ytr), data_norm=1.0, fit_intercept=True, classes=None)
+    problem = build_problem((Xtr, ytr), data_norm=1.0, fit_intercept=True, classes="observed")
     signs = [np.where(problem.codes == 1, 1.0, -1.0)] if problem.classes.size == 2 else None
     for _ in range(5):
         start = time.process_time()

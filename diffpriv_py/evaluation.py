@@ -848,7 +848,11 @@ def evaluate(
         if max_records < len(y):
             keep = np.sort(np.random.default_rng(data_seed).choice(len(y), size=max_records, replace=False))
             X, y = X[keep], y[keep]
-    classes = tuple(np.unique(dataset.target).tolist()) if dataset.task == "classification" else None
+    # The label set is the dataset's schema (target codes index target_names), not the labels a split happens to hold.
+    classes: tuple[Any, ...] | None = None
+    if dataset.task == "classification":
+        names = dataset.target_names
+        classes = tuple(range(len(names))) if names is not None else tuple(np.unique(dataset.target).tolist())
     split_list = list(_splits(y, dataset.task, repeats, cv, test_size, int(split_seed.generate_state(1, np.uint32)[0])))
     noise_seeds = noise_seed.spawn(len(split_list) * len(grid))
 

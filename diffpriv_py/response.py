@@ -36,6 +36,11 @@ class Response:
         Set when ``response`` is a public post-processing of the mechanism's noised vector (the ``dp.stats``
         functions): ``error_bound(alpha, simultaneous)`` gives the half-width in the units of ``response``. ``None``
         means ``response`` is the mechanism's own output and the bar comes from the mechanism's calibration.
+    assumptions : tuple of str
+        Public facts the user declared that the guarantee relies on, beyond the mechanism's public settings (e.g.
+        ``classes="observed"``: the set of labels present in ``y`` is public). Empty when the guarantee needs no
+        such declaration. The guarantee in :attr:`privacy_params` holds for neighbouring datasets that agree on
+        every fact listed here.
     """
 
     response: Any
@@ -43,6 +48,7 @@ class Response:
     mechanism: DPMech
     sensitivity: float
     error_bound: Callable[[float, bool], Any] | None = attrs.field(default=None, kw_only=True)
+    assumptions: tuple[str, ...] = attrs.field(default=(), kw_only=True)
 
     def accuracy(self, alpha: float = 0.05, *, simultaneous: bool = False) -> Any:
         """Half-width h such that the released value is within h of the exact (non-private) target value with
@@ -107,5 +113,6 @@ class Response:
     def __repr__(self) -> str:
         return (
             f"Response(response={self.response!r}, privacy_params={self.privacy_params!r}, "
-            f"mechanism={type(self.mechanism).__name__}, sensitivity={self.sensitivity!r})"
+            f"mechanism={type(self.mechanism).__name__}, sensitivity={self.sensitivity!r}"
+            + (f", assumptions={self.assumptions!r})" if self.assumptions else ")")
         )

@@ -288,6 +288,8 @@ def _mechanism_for(cls: type) -> Any:
             kwargs[name] = GOOD[name]() if name != "bounds" else (np.full(2, -1.0), np.full(2, 1.0))
     if "sensitivity" in {p.name for p in _signature_params(cls)} and issubclass(cls, dp.NumericMech):
         kwargs.setdefault("sensitivity", 1.0 / 40)
+    if "classes" in {p.name for p in _signature_params(cls)}:
+        kwargs["classes"] = [0, 1]  # a classifier's public label set (without it a release is refused)
     return cls(**kwargs)
 
 
@@ -330,6 +332,8 @@ def baseline(entry: EntryPoint) -> tuple[Callable[[dict[str, Any]], Any], dict[s
             kwargs["bounds"] = (np.full(2, -1.0), np.full(2, 1.0))
         if "epochs" in {p.name for p in entry.params}:
             kwargs["epochs"] = 1.0
+        if "classes" in {p.name for p in entry.params}:
+            kwargs["classes"] = [0, 1]
         supervised = cls.__name__ in _SUPERVISED
         data = {"X": _X2.copy(), **({"y": _Y.copy()} if supervised else {})}
 

@@ -16,11 +16,12 @@ def _facades():
     return [
         dps.PCA(2, epsilon=1.0, data_norm=10.0, rng=0),
         dps.PCA(2, epsilon=1.0, delta=1e-5, method="analyze_gauss", data_norm=10.0, rng=0),
-        dps.LogisticRegression(epsilon=5.0, data_norm=10.0, rng=0),
-        dps.SVM(epsilon=5.0, data_norm=10.0, rng=0),
+        # scikit-learn's checks fit on label sets they make up, so the classifiers declare the observed set public.
+        dps.LogisticRegression(epsilon=5.0, data_norm=10.0, classes="observed", rng=0),
+        dps.SVM(epsilon=5.0, data_norm=10.0, classes="observed", rng=0),
         dps.KMeans(3, epsilon=1.0, bounds=(-10, 10), rng=0),
         dps.LinearRegression(epsilon=1.0, delta=1e-5, data_norm=10.0, label_bound=10.0, rng=0),
-        dps.DPSGDClassifier((), epsilon=5.0, delta=1e-5, rng=0),
+        dps.DPSGDClassifier((), epsilon=5.0, delta=1e-5, classes="observed", rng=0),
     ]
 
 
@@ -120,7 +121,7 @@ def test_a_malformed_fit_charges_nothing(X, y):
     """Complex, empty, 1-D, mismatched or regression-valued input fails before the accountant is charged."""
     acc = dp.Accountant(budget=dp.Eps(10.0))
     with pytest.raises((TypeError, ValueError)):
-        dps.LogisticRegression(epsilon=1.0, data_norm=1.0, rng=0, accountant=acc).fit(X, y)
+        dps.LogisticRegression(epsilon=1.0, data_norm=1.0, classes="observed", rng=0, accountant=acc).fit(X, y)
     assert acc.spent.epsilon == 0.0
 
 
@@ -263,12 +264,35 @@ def test_facade_and_estimator_name_every_shared_hyper_parameter_alike_with_the_s
         assert facade[p].default == estimator[p].default, p
 
 
-def test_with_public_classes_the_label_values_are_checked_after_the_charge():
-    """classes= makes the label set public: a label outside it (even a continuous one) is a private fact, so it is
-    refused after the charge, with the note, never before it for free."""
+def test_with_public_classes_a_label_outside_them_contributes_nothing_and_never_fails_after_the_charge():
+    """classes= makes the label set public: a label outside it (even a continuous one) is a private fact, so it
+    neither fails the fit (after the charge, which would reveal it) nor is refused before it for free: the record
+    contributes nothing and the model has the declared classes."""
     X = np.random.default_rng(3).normal(size=(40, 2))
     y = np.r_[np.zeros(39), 0.5]
     acc = dp.Accountant(budget=dp.Eps(10.0))
-    with pytest.raises(ValueError, match="not in classes") as caught:
-        dps.LogisticRegression(epsilon=1.0, data_norm=3.0, classes=[0, 1], rng=0, accountant=acc).fit(X, y)
-    assert len(acc.ledger) == 1 and any("was charged" in note for note in caught.value.__notes__)
+    clf = dps.LogisticRegression(epsilon=1.0, data_norm=3.0, classes=[0, 1], rng=0, accountant=acc).fit(X, y)
+    assert len(acc.ledger) == 1 and clf.classes_.tolist() == [0, 1] and clf.coef_.shape == (1, 2)
+    assert clf.assumptions_ == ()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: dps.LogisticRegression(epsilon=1.0, data_norm=3.0, rng=0, **kw),
+        lambda **kw: dps.SVM(epsilon=1.0, data_norm=3.0, rng=0, **kw),
+        lambda **kw: dps.DPSGDClassifier((), epsilon=1.0, delta=1e-5, epochs=1, rng=0, **kw),
+    ],
+    ids=["LogisticRegression", "SVM", "DPSGDClassifier"],
+)
+def test_a_classifier_facade_without_classes_is_refused_before_the_charge_and_observed_is_recorded(make):
+    """fit without classes= charges nothing and says how to pass them; classes="observed" records the assumption."""
+    X = np.random.default_rng(4).normal(size=(60, 2))
+    y = np.arange(60) % 3
+    acc = dp.Accountant(budget=dp.Del(10.0, 1e-3))
+    with pytest.raises(ValueError, match=r"classes=\[\.\.\.\] with every possible label.*classes='observed'"):
+        make(accountant=acc).fit(X, y)
+    assert len(acc.ledger) == 0
+    clf = make(classes="observed", accountant=acc).fit(X, y)
+    assert clf.classes_.tolist() == [0, 1, 2] and len(acc.ledger) == 1
+    assert len(clf.assumptions_) == 1 and "classes='observed'" in clf.assumptions_[0]

@@ -8,7 +8,15 @@ import numpy as np
 
 from .._datasets import as_array
 
-__all__ = ["check_features", "check_rows_to_predict", "check_supervised", "check_supervised_form", "label_codes"]
+__all__ = [
+    "OBSERVED",
+    "check_classes",
+    "check_features",
+    "check_rows_to_predict",
+    "check_supervised_form",
+    "label_codes",
+    "public_labels",
+]
 
 
 def check_features(X: Any, *, n_features: int | None = None, what: str = "X") -> np.ndarray:
@@ -60,8 +68,8 @@ def check_supervised_form(data: Any, *, owner: str) -> tuple[np.ndarray, np.ndar
     """The public checks of ``(X, y)``: types, shapes and equal lengths; return (X, y). Runs before the charge.
 
     Under replace-one neighbours the number of records and the form of the data are public, so refusing them costs
-    nothing. The label *values* (NaN, a label outside ``classes``) are private and checked by
-    :func:`check_supervised`, after the charge.
+    nothing. The label *values* are private: a label outside the declared classes contributes nothing (see
+    :func:`label_codes`), and the label set itself is public only as declared (:func:`public_labels`).
     """
     if not (isinstance(data, tuple) and len(data) == 2):
         raise TypeError(
@@ -80,26 +88,84 @@ def check_supervised_form(data: Any, *, owner: str) -> tuple[np.ndarray, np.ndar
     return X, y
 
 
-def check_supervised(data: Any, classes: tuple[Any, ...] | None, *, owner: str) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`check_supervised_form`, then the label values: finite, and within ``classes`` when given.
+OBSERVED = "observed"
+"""The ``classes=`` value that declares the set of labels present in ``y`` public (recorded in the Response)."""
 
-    The value checks read the private labels, so they run after the charge (a refusal here may depend on the data
-    and costs the release's budget).
+OBSERVED_ASSUMPTION = (
+    "classes='observed': the set of labels present in y is public (it sets the model's shape, its classes and the "
+    "per-class budget split)"
+)
+"""The assumption a release with ``classes="observed"`` records in :attr:`~diffpriv_py.Response.assumptions`."""
+
+Classes = tuple[Any, ...] | str | None
+"""A classifier's ``classes`` setting: the declared labels, ``"observed"``, or ``None`` (refused at release)."""
+
+
+def check_classes(value: Any) -> Classes:
+    """The ``classes=`` constructor argument: ``None``, ``"observed"``, or at least two distinct, non-NaN labels."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value != OBSERVED:
+            raise ValueError(
+                f"classes must be a sequence of every possible label (e.g. classes=[0, 1, 2]) or the string "
+                f"{OBSERVED!r} (the labels present in y, declared public). Got the string {value!r}."
+            )
+        return OBSERVED
+    labels = tuple(np.asarray(value).ravel().tolist())
+    if len(labels) < 2 or len(set(labels)) != len(labels) or any(label != label for label in labels):
+        raise ValueError(
+            f"classes must list at least two distinct labels, none of them NaN (every label a record may have). "
+            f"Got {value!r}."
+        )
+    return labels
+
+
+def public_labels(y: np.ndarray, classes: Classes, *, owner: str) -> np.ndarray:
+    """The public label set of a release: the declared ``classes``, or the labels of ``y`` for ``"observed"``.
+
+    Runs before the charge (and again inside the target). ``None`` is refused here with the fix: reading the labels
+    from the private ``y`` would let one record change the model's shape, its classes and the budget split. With
+    ``"observed"`` the user has declared the set of labels present in ``y`` public, so it may be read and validated
+    (at least two labels, no NaN) before the charge.
     """
-    X, y = check_supervised_form(data, owner=owner)
+    if classes is None:
+        raise ValueError(
+            f"{owner} needs the public set of labels: pass classes=[...] with every possible label, or "
+            f"classes={OBSERVED!r} to declare the set of labels present in y public (the Response records that "
+            "assumption). The labels are not read from the private y silently: one record could change the model's "
+            "shape, its classes and the per-class budget split."
+        )
+    if classes != OBSERVED:
+        return np.asarray(classes)
     # NaN is the one value unequal to itself, in float and object arrays alike.
     if (y.dtype.kind == "f" and not np.all(np.isfinite(y))) or (y.dtype.kind == "O" and np.any(y != y)):
         raise ValueError(
-            "Labels y contain NaN or infinite values; a NaN label would become a class of its own. Drop or relabel "
-            "those records with a data-independent rule first."
+            f"With classes={OBSERVED!r} the labels present in y are the public label set, and y contains NaN or "
+            "infinite values, which would become classes of their own. Drop or relabel those records with a "
+            "data-independent rule, or pass classes=[...] with every possible label (other values then contribute "
+            "nothing)."
         )
-    if classes is not None:
-        label_codes(y, np.asarray(classes))
-    return X, y
+    try:
+        labels: np.ndarray = np.unique(y)
+    except TypeError as err:  # labels of mixed, unordered types
+        raise TypeError(
+            f"The labels in y cannot be ordered ({err}); pass classes=[...] with every possible label."
+        ) from err
+    if labels.size < 2:
+        raise ValueError(
+            f"{owner} needs at least two classes, but the labels present in y (declared public by "
+            f"classes={OBSERVED!r}) are {labels.tolist()!r}. Pass classes=[...] with every possible label."
+        )
+    return labels
 
 
 def label_codes(y: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Index of each label of ``y`` in ``labels``; a label outside ``labels`` is refused."""
+    """Index of each label of ``y`` in ``labels``, and -1 for a label outside them (NaN included).
+
+    Never raises on a label value: which labels occur is private, so an unknown label must not make a release fail
+    after the charge. The estimators give such a record a contribution of zero (see their Notes).
+    """
     try:
         order = np.argsort(labels, kind="stable")
         sorted_labels = labels[order]
@@ -108,11 +174,14 @@ def label_codes(y: np.ndarray, labels: np.ndarray) -> np.ndarray:
         unknown = np.asarray(sorted_labels[pos] != y, dtype=bool)
     except TypeError:  # labels of mixed, unordered types (e.g. None among ints): look them up by hashing
         index = {label: i for i, label in enumerate(labels.tolist())}
-        found = np.asarray(np.frompyfunc(lambda v: index.get(v, -1), 1, 1)(y)).astype(np.intp)
+        found = np.asarray(np.frompyfunc(lambda v: _lookup(index, v), 1, 1)(y)).astype(np.intp)
         codes, unknown = np.maximum(found, 0), found < 0
-    if np.any(unknown):
-        raise ValueError(
-            f"y contains labels that are not in classes={labels.tolist()!r} (e.g. {y[unknown][:1].tolist()[0]!r}). "
-            "List every possible label in classes=."
-        )
-    return codes
+    result: np.ndarray = np.where(unknown, -1, codes).astype(np.intp)
+    return result
+
+
+def _lookup(index: dict[Any, int], value: Any) -> int:
+    try:
+        return index.get(value, -1)
+    except TypeError:  # an unhashable label is in no declared class
+        return -1

@@ -30,7 +30,16 @@ from ..exceptions import TargetOutputError
 from ..mechanisms.base import DPMech
 from ..privacy import Del, Eps
 from ._sensitivity_floor import not_below
-from ._supervised import check_rows_to_predict, check_supervised, check_supervised_form, label_codes
+from ._supervised import (
+    OBSERVED,
+    OBSERVED_ASSUMPTION,
+    Classes,
+    check_classes,
+    check_rows_to_predict,
+    check_supervised_form,
+    label_codes,
+    public_labels,
+)
 
 __all__ = [
     "DPSGDClassifier",
@@ -158,21 +167,19 @@ class _Training:
     X: np.ndarray
     codes: np.ndarray
     classes: np.ndarray
+    known: np.ndarray | None
+    """Per record, whether its label is one of ``classes`` (``None``: all are); the others contribute 0."""
 
 
-def _training_data(data: Any, classes: tuple[Any, ...] | None) -> _Training:
+def _training_data(data: Any, classes: Classes) -> _Training:
     # The public checks run again here because the target may be called directly (e.g. by the auditor).
-    X, y = check_supervised(data, classes, owner="DPSGDClassifier")
+    X, y = check_supervised_form(data, owner="DPSGDClassifier")
+    labels = public_labels(y, classes, owner="DPSGDClassifier")
     if not np.all(np.isfinite(X)):
         raise ValueError("X contains NaN or infinite values. Impute or drop them with a data-independent rule first.")
-    if classes is None:
-        labels, codes = np.unique(y, return_inverse=True)
-    else:
-        labels = np.asarray(classes)
-        codes = label_codes(y, labels)
-    if labels.size < 2:
-        raise ValueError(f"A classifier needs at least two classes; got {labels.tolist()!r}. Pass classes=.")
-    return _Training(X=X, codes=codes.astype(np.intp), classes=labels)
+    codes = label_codes(y, labels)
+    known = None if codes.min(initial=0) >= 0 else codes >= 0
+    return _Training(X=X, codes=codes, classes=labels, known=known)
 
 
 # ---- training ---------------------------------------------------------------------------------------------------
@@ -505,6 +512,8 @@ def _train(
         for step_noise, batch in tqdm(
             draws, total=steps, disable=not progress, desc="DP-SGD", unit="step", leave=False
         ):
+            if data.known is not None:  # a record outside the public labels contributes 0, like a non-finite one
+                batch = batch[data.known[batch]]
             if batch.size == 0:  # an empty sample still releases noise, exactly as the analysis assumes
                 grad.fill(0.0)
             else:
@@ -599,15 +608,6 @@ def _sigma_or_none(value: Any) -> float | None:
     return refuse_subnormal(sigma, "noise_multiplier", owner="DPSGDClassifier")
 
 
-def _classes(value: Any) -> tuple[Any, ...] | None:
-    if value is None:
-        return None
-    labels = tuple(np.asarray(value).ravel().tolist())
-    if len(labels) < 2 or len(set(labels)) != len(labels):
-        raise ValueError(f"classes must list at least two distinct labels. Got {value!r}.")
-    return labels
-
-
 def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{attribute.name} must be True or False. Got {value!r}.")
@@ -644,8 +644,10 @@ class DPSGDClassifier(DPMech):
         σ. By default it is calibrated (:func:`~diffpriv_py.accounting.noise_multiplier_for`) so that the
         release meets the privacy parameters; if given, it must meet them and the release reports what it gives.
     activation : {"relu", "tanh"}, default "relu"
-    classes : sequence, optional
-        Every possible label (recommended; otherwise the labels present in ``y`` are treated as public).
+    classes : sequence or "observed"
+        Required at release: every possible label (the public label set, which fixes the output layer's width).
+        ``"observed"`` declares the set of labels present in ``y`` public (recorded in the Response's
+        ``assumptions``). A record with another label contributes a zero gradient (see Notes).
     neighbouring : {"replace_one", "add_remove"}, default "replace_one"
         The relation the privacy parameters are *calibrated* for (see Notes). The reported guarantee is always
         replace-one.
@@ -688,8 +690,15 @@ class DPSGDClassifier(DPMech):
 
     **Robustness.** No finite record escapes the clip: norms are computed without overflow, and an example
     whose gradient is not finite (or exceeds C·2⁹⁰⁰) contributes exactly 0. ``sensitivity`` is C and cannot be
-    lowered. Public checks of ``(X, y)`` (shapes, real X, finite labels within ``classes``) run before the
+    lowered. Public checks of ``(X, y)`` (shapes, real X, the public label set) run before the
     accountant is charged.
+
+    **Public label set.** The output layer has one unit per label of ``classes=``, never per label found in the
+    private ``y``: ``classes=None`` is refused before the charge, and ``classes="observed"`` is the user's
+    declaration that the set of labels present in ``y`` is public (read before the charge, recorded in
+    :attr:`~diffpriv_py.Response.assumptions`). A record whose label is not declared (NaN included) is not refused
+    after the charge: it takes part in the Poisson sampling like any record but contributes a zero gradient, a
+    point of the ball of radius C, so every step's sensitivity bound (and n, the public record count) is unchanged.
 
     **What is not covered.** Hyper-parameters (C, η, epochs, architecture) must be chosen without looking at
     the private data, or their selection accounted for. Features should be on a public, data-independent scale
@@ -722,7 +731,7 @@ class DPSGDClassifier(DPMech):
     clip_norm: float = attrs.field(default=1.0, converter=_clip_norm)
     noise_multiplier: float | None = attrs.field(default=None, converter=_sigma_or_none)
     activation: Literal["relu", "tanh"] = attrs.field(default="relu", validator=one_of("relu", "tanh"))
-    classes: tuple[Any, ...] | None = attrs.field(default=None, converter=_classes)
+    classes: Classes = attrs.field(default=None, converter=check_classes)
     neighbouring: Relation = attrs.field(default="replace_one", validator=one_of("replace_one", "add_remove"))
     accounting: Literal["pld", "rdp"] = attrs.field(default="pld", validator=one_of("pld", "rdp"))
     progress: bool = attrs.field(default=False, validator=_bool)
@@ -863,23 +872,26 @@ class DPSGDClassifier(DPMech):
     # ---- DPMech hooks ----------------------------------------------------------------------------------------
 
     def _check_release(self, privacy_params: Eps, data: Any) -> None:
-        """Before the charge: the safe sampler's reserve at the fewest parameters the public shapes allow (labels
-        inferred from the data give at least two classes; more classes only add parameters, and reserve)."""
-        features = data[0]
-        n_classes = len(self.classes) if self.classes is not None else 2
+        """Before the charge: the safe sampler's reserve at the number of parameters the public shapes give."""
+        features, labels = data
+        n_classes = public_labels(labels, self.classes, owner="DPSGDClassifier").size
         sizes = [features.shape[1], *self.hidden_layer_sizes, n_classes]
         dims = sum((fan_in + 1) * fan_out for fan_in, fan_out in itertools.pairwise(sizes))
         self._reserve(self.privacy_guarantee(privacy_params), dims)
 
     def _check_dataset(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Types, shapes, equal lengths and width: refused before any charge (label values are checked after)."""
+        """Types, shapes, equal lengths, width and the public label set: refused before any charge."""
         features, labels = check_supervised_form(X, owner="DPSGDClassifier")
+        public_labels(labels, self.classes, owner="DPSGDClassifier")
         if features.shape[1] > MAX_WIDTH:
             raise ValueError(
                 f"DPSGDClassifier takes at most {MAX_WIDTH} features (the float-error bound of the clipping assumes "
                 f"it). Got {features.shape[1]}. Reduce the dimension with a public projection first."
             )
         return features, labels
+
+    def _assumptions(self) -> tuple[str, ...]:
+        return (OBSERVED_ASSUMPTION,) if self.classes == OBSERVED else ()
 
     def _evaluate(self, output: Any) -> _Training:
         if not isinstance(output, _Training):  # pragma: no cover - the target is fixed by the class

@@ -26,7 +26,16 @@ from ..mechanisms.exponential import Exponential
 from ..privacy import Eps
 from . import _erm
 from ._sensitivity_floor import not_below
-from ._supervised import check_rows_to_predict, check_supervised, check_supervised_form, label_codes
+from ._supervised import (
+    OBSERVED,
+    OBSERVED_ASSUMPTION,
+    Classes,
+    check_classes,
+    check_rows_to_predict,
+    check_supervised_form,
+    label_codes,
+    public_labels,
+)
 
 __all__ = ["SVM", "LinearClassifierModel", "LogisticRegression"]
 
@@ -162,7 +171,7 @@ def build_problem(
     *,
     data_norm: float,
     fit_intercept: bool,
-    classes: tuple[Any, ...] | None,
+    classes: Classes,
     intercept_scaling: float = DEFAULT_INTERCEPT_SCALING,
 ) -> ERMProblem:
     """Clip rows of ``X`` to ``data_norm``, rescale into the unit ball, append the intercept constant, code ``y``.
@@ -172,24 +181,20 @@ def build_problem(
     the sensitivity need: :func:`~diffpriv_py._fixed_point.clip_rows` proves ‖a·x/R‖ ≤ a for the floats it returns,
     and a is the largest float with a² + b² ≤ 1 in exact rational arithmetic. Norms are computed without overflow,
     so a finite row of any magnitude is projected onto the sphere along its own direction, never NaN or 0.
+
+    A record whose label is not one of the public labels (NaN included) gets the row z = 0 (code -1): its loss
+    ℓ(0) is a constant and its gradient is 0, so it contributes nothing to the minimiser, while n stays the public
+    number of records.
     """
     # The public checks run again here because the sensitivity sampler calls the target directly.
-    X, y = check_supervised(data, classes, owner="A supervised estimator")
+    X, y = check_supervised_form(data, owner="A supervised estimator")
+    labels = public_labels(y, classes, owner="A classifier")
     if not np.all(np.isfinite(X)):
         raise ValueError(
             "X contains NaN or infinite values; rows cannot be clipped to data_norm. Impute or drop them with a "
             "data-independent rule first."
         )
-    if classes is None:
-        labels, codes = np.unique(y, return_inverse=True)
-    else:
-        labels = np.asarray(classes)
-        codes = label_codes(y, labels)
-    if labels.size < 2:
-        raise ValueError(
-            f"A classifier needs at least two classes; the labels are {labels.tolist()!r}. Pass classes= with every "
-            "possible label."
-        )
+    codes = label_codes(y, labels)
     Z = np.empty((X.shape[0], X.shape[1] + int(fit_intercept)))
     intercept_scale = intercept_scaling if fit_intercept else 0.0
     if fit_intercept:
@@ -199,6 +204,7 @@ def build_problem(
     feature_norm = _feature_norm(intercept_scale)
     feature_scale = _largest_factor(feature_norm, data_norm)
     Z[:, : X.shape[1]] = clip_rows(X, data_norm, feature_scale)
+    Z[codes < 0] = 0.0
     return ERMProblem(Z=Z, codes=codes, classes=labels, feature_scale=feature_scale, intercept_scale=intercept_scale)
 
 
@@ -264,15 +270,6 @@ def _data_norm(value: Any) -> float:
     return refuse_subnormal(norm, "data_norm")  # the features are scaled by 1/data_norm, which would overflow
 
 
-def _classes(value: Any) -> tuple[Any, ...] | None:
-    if value is None:
-        return None
-    labels = tuple(np.asarray(value).ravel().tolist())
-    if len(labels) < 2 or len(set(labels)) != len(labels):
-        raise ValueError(f"classes must list at least two distinct labels. Got {value!r}.")
-    return labels
-
-
 def _intercept_scaling(value: Any) -> float:
     return check_in_range(
         value,
@@ -310,7 +307,7 @@ class _LinearERM(DPMech):
     perturbation: str = attrs.field(default="objective", kw_only=True, validator=_perturbation)
     data_norm: float = attrs.field(default=None, kw_only=True, converter=_data_norm)
     fit_intercept: bool = attrs.field(default=True, kw_only=True, validator=_bool)
-    classes: tuple[Any, ...] | None = attrs.field(default=None, kw_only=True, converter=_classes)
+    classes: Classes = attrs.field(default=None, kw_only=True, converter=check_classes)
     intercept_scaling: float = attrs.field(
         default=DEFAULT_INTERCEPT_SCALING, kw_only=True, converter=_intercept_scaling
     )
@@ -343,8 +340,13 @@ class _LinearERM(DPMech):
     # ---- DPMech hooks ----------------------------------------------------------------------------------------
 
     def _check_dataset(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Types, shapes and equal lengths: refused before any budget is charged (label values are checked after)."""
-        return check_supervised_form(X, owner=type(self).__name__)
+        """Types, shapes, equal lengths and the public label set: refused before any budget is charged."""
+        features, labels = check_supervised_form(X, owner=type(self).__name__)
+        public_labels(labels, self.classes, owner=type(self).__name__)
+        return features, labels
+
+    def _assumptions(self) -> tuple[str, ...]:
+        return (OBSERVED_ASSUMPTION,) if self.classes == OBSERVED else ()
 
     def _evaluate(self, output: Any) -> ERMProblem:
         if not isinstance(output, ERMProblem):  # pragma: no cover - the target is fixed by the class
@@ -356,7 +358,7 @@ class _LinearERM(DPMech):
         if value1.n != value2.n:
             raise ValueError(f"Replace-one neighbours have the same number of records; got {value1.n} and {value2.n}.")
         if value1.classes.shape != value2.classes.shape or np.any(value1.classes != value2.classes):
-            return math.inf  # inferred label sets differ: the model's shape itself reveals the change
+            return math.inf  # observed label sets differ: the model's shape itself reveals the change
         grid: tuple[float, ...]
         if isinstance(self.reg_lambda, str):
             # "auto": Λ is resolved at release time (it depends on ε); the bound nΛ‖Δf‖ ≤ 2 holds for every Λ, so
@@ -388,9 +390,9 @@ class _LinearERM(DPMech):
     def _resolve_reg_lambda(self, problem: ERMProblem, epsilon: float) -> float:
         """The given Λ, or for ``"auto"`` :func:`~._erm.default_reg_lambda` of (n, weights, ε per problem, c).
 
-        Only public quantities enter: n, the number of weights, the number of classes (from ``classes=`` or, when
-        inferred, the label set treated as public) and ε. Output perturbation spends no budget on the curvature
-        term, so its rule has no budget floor (c = 0 there).
+        Only public quantities enter: n, the number of weights, the number of classes (from ``classes=``, or the
+        labels of ``y`` declared public by ``classes="observed"``) and ε. Output perturbation spends no budget on
+        the curvature term, so its rule has no budget floor (c = 0 there).
         """
         if isinstance(self.reg_lambda, float):
             return self.reg_lambda
@@ -487,6 +489,7 @@ class _LinearERM(DPMech):
         ]
         held_out = parts[m]
         Zh, codes_h = problem.Z[held_out], problem.codes[held_out]
+        # A record outside the public labels (code -1) counts as an error for every candidate alike.
         errors = np.array([np.count_nonzero(_predict_codes(Zh, w) != codes_h) for w in candidates], dtype=np.float64)
         # Replace-one changes each error count by at most 1, so the score -errors has sensitivity 1 and the
         # exponential mechanism picks i with probability ∝ exp(-ε zᵢ / 2), exactly as Algorithm 3.
@@ -561,10 +564,18 @@ _NOTES = """
     **Sensitivity.** ``sensitivity=`` may be raised but not set below the derived 2 (0 would release the exact
     minimiser); a value set by the sensitivity sampler (output perturbation) is kept with its random-DP guarantee.
 
-    The label set is taken from ``classes=`` when given; otherwise from ``y``, which treats the set of labels
-    present as public (pass ``classes=`` when it is not). Complex X is refused before an accountant is charged (the
-    dtype is public); NaN labels and labels outside ``classes`` are private values, refused after the charge (the
-    error says the charge stands). Rows are clipped with overflow-safe norms, and every row's floats
+    **Public label set.** The labels, and with them the number of one-vs-rest problems K, the model's shape
+    ((1, p) or (K, p)) and the budget split ε/K, come from ``classes=`` only, never from the private ``y``:
+    ``classes=None`` is refused before the charge. ``classes="observed"`` is the user's declaration that the set of
+    labels present in ``y`` is public; it is then read (and checked: two labels or more, no NaN) before the charge,
+    and the release records the assumption in :attr:`~diffpriv_py.Response.assumptions`. A record whose label is
+    not among the declared ``classes`` (NaN included) is not refused, which would make the release fail after the
+    charge depending on one private value: it gets the row z = 0, so its loss is the constant ℓ(0) and its gradient
+    0, and n stays the public record count. Every bound above still holds: the replaced record's gradient term
+    ℓ'(·)yz has norm ≤ ‖z‖ ≤ 1 for either record (so the sensitivity 2 stands), its Hessian term ℓ''(·)zzᵀ is 0 ≼
+    c·I (the rank-two, curvature-c argument of Theorem 9 only improves), and in Algorithm 3 it counts as one error
+    for every candidate (each count still changes by at most 1). Complex X is refused before an accountant is
+    charged (the dtype is public). Rows are clipped with overflow-safe norms, and every row's floats
     have exact norm ≤ 1. Noise comes from floating-point samplers (as every DP ERM library), and the release is
     rounded to a data-independent grid; the sampler's float output is where the implementation still departs from
     the real-number proof.
@@ -598,9 +609,11 @@ class LogisticRegression(_LinearERM):
         Learn an intercept through an appended constant feature (see Notes).
     intercept_scaling : float in (0, 1), default 0.25
         The appended constant b; the features are scaled by √(1 − b²) so rows stay in the unit ball.
-    classes : sequence, optional
-        Every possible label (strongly recommended). Two classes give one problem with ``classes[1]`` as the
-        positive class; more give one-vs-rest.
+    classes : sequence or "observed"
+        Required at release: every possible label (the public label set). Two classes give one problem with
+        ``classes[1]`` as the positive class; more give one-vs-rest. ``"observed"`` declares the set of labels
+        present in ``y`` public (recorded in the Response's ``assumptions``). A record with another label
+        contributes nothing (see Notes).
 
     Examples
     --------
@@ -654,8 +667,8 @@ class SVM(_LinearERM):
     data_norm : float
         Required public bound R on ‖x‖₂ of a row; rows are clipped to it. Never taken from the data.
     fit_intercept : bool, default True
-    classes : sequence, optional
-        Every possible label (strongly recommended).
+    classes : sequence or "observed"
+        Required at release: every possible label, or ``"observed"`` (as :class:`LogisticRegression`).
     intercept_scaling : float in (0, 1), default 0.25
         The appended constant b (see Notes).
     huber_width : float, default 0.5

@@ -182,6 +182,9 @@ class DPMech(abc.ABC):
                 charged_note(exc, guarantee)
             raise
         # Positional: attrs' __init__ is called a few hundred ns faster without keywords (µs count in small releases).
+        assumptions = self._assumptions()
+        if assumptions:
+            return Response(value, guarantee, self, self.sensitivity, assumptions=assumptions)
         return Response(value, guarantee, self, self.sensitivity)
 
     def check_dataset(self, X: Any) -> Any:
@@ -293,6 +296,11 @@ class DPMech(abc.ABC):
     def _check_release(self, privacy_params: Eps, data: Any) -> None:  # noqa: B027 - optional hook
         """Public checks that need both the privacy parameters and the dataset's public shape (e.g. whether the
         safe noise can be drawn at the ε each step gets); runs after ``_check_dataset``, before the charge."""
+
+    def _assumptions(self) -> tuple[str, ...]:
+        """Public facts the user declared that the guarantee relies on (recorded in ``Response.assumptions``), e.g. a
+        classifier's ``classes="observed"``; none by default."""
+        return ()
 
     @abc.abstractmethod
     def _evaluate(self, output: Any) -> Any:

@@ -2,9 +2,9 @@
 for scores and tags, ``validate_data`` for the input checks, ``check_is_fitted`` and its ``NotFittedError``.
 
 ``fit`` runs the library's release order: everything scikit-learn can check from the *form* of the data (types,
-shape, sparse or complex input, the number of features and their names, the kind of labels) is checked before the
-accountant is charged; only what depends on the values (NaN or infinite entries, a label outside ``classes``) is
-found after the charge, by the mechanism, and such an error says that the budget was spent.
+shape, sparse or complex input, the number of features and their names, the public label set) is checked before the
+accountant is charged; only what depends on the values (NaN or infinite entries) is found after the charge, by the
+mechanism, and such an error says that the budget was spent.
 """
 
 from __future__ import annotations
@@ -131,6 +131,7 @@ class DPEstimator(BaseEstimator, abc.ABC):
             accountant=getattr(self, "accountant", None),
         )
         self.privacy_params_ = response.privacy_params
+        self.assumptions_ = response.assumptions
         self._store(response)
         return self
 
@@ -184,11 +185,12 @@ class DPClassifier(ClassifierMixin, DPEstimator):
 
     def _validate_fit_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray | None]:
         X, y = super()._validate_fit_data(X, y)
-        if getattr(self, "classes", None) is not None:
-            # The public label set is given: whether y's values lie in it is private, and the mechanism checks that
-            # after the charge.
+        classes = getattr(self, "classes", None)
+        if not (isinstance(classes, str) and classes == "observed"):
+            # The public label set is declared (or missing, which the mechanism refuses before the charge with the
+            # fix): which of y's values lie in it is private, and a record outside it contributes nothing.
             return X, y
-        # Without classes= the labels found in y are taken as the public label set, so their kind and number are
+        # classes="observed" declares the labels found in y the public label set, so their kind and number are
         # public too (scikit-learn's refusal of continuous labels, and of a single class, come before the charge).
         check_classification_targets(y)
         if np.unique(y).size < 2:

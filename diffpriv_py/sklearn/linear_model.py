@@ -56,8 +56,10 @@ _COMMON_PARAMETERS = """
         The constant is appended inside the norm bound: rows become [√(1 − b²)·x/R, b].
     intercept_scaling : float in (0, 1), default 0.25
         The appended constant b.
-    classes : sequence, optional
-        Every possible label. When omitted, the labels found in ``y`` are used, which treats their set as public.
+    classes : sequence or "observed"
+        Required: every possible label (the public label set; ``fit`` without it is refused before any charge), or
+        ``"observed"`` to declare the set of labels present in ``y`` public (the assumption is recorded in
+        ``assumptions_``). A record with a label outside ``classes`` contributes nothing to the model.
     rng : None, int or numpy Generator, default None
         ``None`` for secure randomness; a seed only for reproducible experiments.
     accountant : Accountant, optional
@@ -79,6 +81,9 @@ _COMMON_ATTRIBUTES = """
         The Λ used (the privately selected one for a grid).
     privacy_params_ : Eps
         The guarantee of the last ``fit``.
+    assumptions_ : tuple of str
+        Public facts the last ``fit``'s guarantee relies on (``Response.assumptions``; empty unless
+        ``classes="observed"``).
 """
 
 

@@ -42,8 +42,10 @@ class DPSGDClassifier(DPClassifier):
     noise_multiplier : float, optional
         σ; calibrated to (ε, δ) when omitted.
     activation : {"relu", "tanh"}, default "relu"
-    classes : sequence, optional
-        Every possible label. When omitted, the labels found in ``y`` are used, which treats their set as public.
+    classes : sequence or "observed"
+        Required: every possible label (the public label set; ``fit`` without it is refused before any charge), or
+        ``"observed"`` to declare the set of labels present in ``y`` public (the assumption is recorded in
+        ``assumptions_``). A record with a label outside ``classes`` contributes nothing to the model.
     neighbouring : {"replace_one", "add_remove"}, default "replace_one"
         Which relation (ε, δ) is calibrated for; the recorded guarantee is always replace-one (see the mechanism).
     progress : bool, default False
@@ -63,6 +65,9 @@ class DPSGDClassifier(DPClassifier):
         σ used.
     privacy_params_ : Del
         The replace-one guarantee of the last ``fit``.
+    assumptions_ : tuple of str
+        Public facts the last ``fit``'s guarantee relies on (``Response.assumptions``; empty unless
+        ``classes="observed"``).
 
     Notes
     -----

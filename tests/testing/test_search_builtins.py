@@ -91,9 +91,9 @@ def _cases() -> list[Any]:
         params = EPS if method == "ppca" else DEL
         cases.append((f"PCA[{method}]", estimators.PCA(1, method=method, data_norm=1.0), X2, params))
     for perturbation in ("objective", "output"):
-        lr = estimators.LogisticRegression(0.1, perturbation=perturbation, data_norm=1.0)
+        lr = estimators.LogisticRegression(0.1, perturbation=perturbation, data_norm=1.0, classes=[0, 1])
         cases.append((f"LogisticRegression[{perturbation}]", lr, supervised, EPS))
-        svm = estimators.SVM(0.1, perturbation=perturbation, data_norm=1.0)
+        svm = estimators.SVM(0.1, perturbation=perturbation, data_norm=1.0, classes=[0, 1])
         cases.append((f"SVM[{perturbation}]", svm, supervised, EPS))
     for method in ("dplloyd", "input_perturbation"):
         cases.append((f"KMeans[{method}]", estimators.KMeans(2, method=method, bounds=(-1, 1), n_iter=2), X2, EPS))
