@@ -139,6 +139,117 @@ def test_a_group_of_one_person_is_released_at_most_at_rate_delta_and_large_group
     assert big == 2 * runs
 
 
+OWNER = 10**6  # the privacy unit of the attacker who owns many labels
+
+
+def _owner_table(n_labels: int = 10_000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two groups of 300 one-row people, and one person with one row in each of ``n_labels`` labels of their own."""
+    own = np.char.add("own", np.arange(n_labels).astype(str))
+    by = np.concatenate([np.repeat(["big1", "big2"], 300), own])
+    unit = np.concatenate([np.arange(600), np.full(n_labels, OWNER)])
+    return by, unit, own
+
+
+def _spy_on_bounding(monkeypatch) -> list[np.ndarray]:
+    """Record the keep mask of every bounding (grey-box: which rows the release kept, in the rows it was given)."""
+    masks: list[np.ndarray] = []
+    real = _contribution.bound_contributions
+
+    def spy(unit, group, max_groups, max_rows, rng):
+        keep = real(unit, group, max_groups, max_rows, rng)
+        masks.append(keep)
+        return keep
+
+    monkeypatch.setattr("diffpriv_py.stats._groupby.bound_contributions", spy)
+    return masks
+
+
+@pytest.mark.parametrize("max_groups", [1, 3])
+def test_labels_emptied_by_bounding_are_never_candidates(monkeypatch, max_groups):
+    """Attack: one person owns 10⁴ labels, max_groups 1 and 3 (ε = 1, δ = 10⁻³). Only the ≤ max_groups labels the
+    bounding kept may be released (each at rate ≤ δ₀); a label it emptied exists in no neighbour without that
+    person, so it must never appear. The candidates used to be the raw labels: an emptied label then appeared in
+    most releases (measured: 88% with max_groups 1, 74% with 3, so δ ≥ 0.7), and this test failed at seed 0."""
+    by, unit, own = _owner_table()
+    params = dp.Del(1.0, 1e-3)
+    masks = _spy_on_bounding(monkeypatch)
+    is_owner = unit == OWNER
+    runs, with_own = 20, 0
+    for seed in range(runs):
+        out = dp.stats.groupby(by, params, privacy_unit=unit, max_groups=max_groups, rng=seed)
+        kept = set(by[masks[-1] & is_owner].tolist())
+        assert len(kept) == max_groups
+        released_own = set(out.index[np.isin(out.index, own)].tolist())
+        assert released_own <= kept, (seed, released_own - kept)
+        assert {"big1", "big2"} <= set(out.index)
+        with_own += bool(released_own)
+    # The kept labels hold one person each: a release shows one with probability ≤ max_groups·δ₀ ≈ 10⁻³.
+    select = GroupBy(max_groups=max_groups).split(params)[0]
+    rate = select.delta / (1 + math.exp(select.epsilon))  # = max_groups·δ₀
+    assert with_own <= sps.binom.isf(P_FALSE_ALARM, runs, rate)
+
+
+def test_selection_on_dask_input_is_the_in_memory_release_for_a_persons_many_labels(monkeypatch):
+    """The same attack on dask columns: the labels are read into memory and go through the same candidate rule, so
+    the release is the in-memory one bit for bit for a seed, and never shows an emptied label."""
+    dd = pytest.importorskip("dask.dataframe")
+    by, unit, own = _owner_table()
+    gen = np.random.default_rng(0)
+    df = pd.DataFrame({"g": by, "pid": unit, "x": gen.uniform(0, 10, by.size)})
+    ddf = dd.from_pandas(df, npartitions=4)
+    masks = _spy_on_bounding(monkeypatch)
+    kw = {"statistics": ["count", "mean"], "bounds": (0, 10), "name": "g"}
+    for max_groups in (1, 3):
+        for seed in range(3):
+            params = dp.Del(1.0, 1e-3)
+            in_memory = dp.stats.groupby(df["g"], params, values=df["x"], privacy_unit=df["pid"],
+                                         max_groups=max_groups, rng=seed, **kw)  # fmt: skip
+            out_of_core = dp.stats.groupby(ddf["g"], params, values=ddf["x"], privacy_unit=ddf["pid"],
+                                           max_groups=max_groups, rng=seed, **kw)  # fmt: skip
+            pd.testing.assert_frame_equal(in_memory, out_of_core, check_exact=True)
+            kept = set(by[masks[-1] & (unit == OWNER)].tolist())
+            assert set(out_of_core.index[np.isin(out_of_core.index, own)].tolist()) <= kept
+
+
+@pytest.mark.parametrize("max_groups", [1, 3])
+def test_a_person_straddling_public_keys_and_unknown_labels_is_bounded_over_the_keys_only(max_groups):
+    """Attack with keys=: one person has one row in key 'a' and rows in 10⁴ labels outside the keys. Every release
+    lists exactly the keys, in their order (never an unknown label), and the person always counts in 'a': rows
+    outside the keys are dropped before bounding, so their max_groups are spent on keys (bounding first would keep
+    'a' with probability about max_groups/10⁴). In memory and on dask, with and without an identifier."""
+    dd = pytest.importorskip("dask.dataframe")
+    _, _, own = _owner_table()
+    by = np.concatenate([np.repeat(["a", "b"], [50, 30]), ["a"], own])
+    unit = np.concatenate([np.arange(80), np.full(1 + own.size, OWNER)])
+    keys = ["c", "a", "b"]
+    df = pd.DataFrame({"g": by, "pid": unit})
+    ddf = dd.from_pandas(df, npartitions=3)
+    for seed in range(3):
+        for params in (HUGE, dp.Del(1.0, 1e-3)):
+            out = df.private.groupby("g", params, keys=keys, privacy_unit="pid", max_groups=max_groups, rng=seed)
+            assert list(out.index) == keys
+            if params is HUGE:
+                assert list(out["count"]) == [0, 51, 30]
+            lazy = dp.stats.groupby(ddf["g"], params, keys=keys, privacy_unit=ddf["pid"], max_groups=max_groups,
+                                    rng=seed, name="g")  # fmt: skip
+            pd.testing.assert_frame_equal(out, lazy, check_exact=True)
+            if max_groups == 1:  # without an identifier every row is a person: the keyed rows are counted
+                rows = df.private.groupby("g", params, keys=keys, rng=seed)
+                assert list(rows.index) == keys
+                if params is HUGE:
+                    assert list(rows["count"]) == [0, 51, 30]
+
+
+def test_the_released_keys_dtype_does_not_depend_on_unreleased_labels():
+    """A fixed-width string dtype used to be as wide as the longest label of the data, released or not: one person's
+    100-character label changed the result's dtype. It is now as wide as the longest released label."""
+    by = np.concatenate([np.repeat(["big1", "big2"], 300), ["x" * 100]])
+    res = GroupBy().release_response(dp.Del(1.0, 1e-6), (by, None, None), rng=0).response
+    assert list(res.keys) == ["big1", "big2"] and res.keys.dtype == np.dtype("<U4")
+    none = GroupBy().release_response(dp.Del(1.0, 1e-6), (by[-1:], None, None), rng=0).response
+    assert none.keys.size == 0 and none.keys.dtype == np.dtype("<U1")
+
+
 # ---- error bars ----------------------------------------------------------------------------------------------------
 
 

@@ -186,17 +186,41 @@ class GroupBy(DPMech):
     and standard deviation are post-processing of these. With Laplace noise all of δ goes to partition selection
     (which needs δ > 0); with Gaussian noise δ is split like ε.
 
-    **Partition selection** (Korolova et al. 2009; Wilson et al. 2020), when the keys are private: each group's
-    number of people N_g (after bounding) gets two-sided geometric noise K with P(K = k) ∝ exp(−t|k|),
-    t = ε_s/(2G), and the group is released iff N_g + K ≥ τ with τ = h + 2, h the smallest integer with
-    P(|K| > h) ≤ 2δ₀ and δ₀ = δ_s/((1 + e^{ε_s})·G). Proof: on the groups present in both neighbours the people
-    counts have L1 sensitivity 2G, so their noisy comparison is ε_s-DP. A group present in only one neighbour has
-    N_g = 1 there (only the replaced person is in it) and is released with probability P(K ≥ τ − 1) =
-    P(K > h) ≤ δ₀; there are at most G such groups on each side. Conditioning on their non-release gives
-    P[M(D) ∈ S] ≤ G·δ₀ + e^{ε_s}·(P[M(D′) ∈ S] + G·δ₀), i.e. (ε_s, (1 + e^{ε_s})·G·δ₀ = δ_s)-DP; the aggregates
-    of released groups compose on top (their noise on a group absent from D′ is only seen inside the δ event). The
-    sampler's float reserve is calibrated for the 2G coordinates that can differ, a public number, and the threshold
-    for δ₀·(1 − 2⁻³⁰), which covers the sampler's relative error (below 2⁻⁴⁰) in the tail probability.
+    **Partition selection** (Korolova et al. 2009; Wilson et al. 2020), when the keys are private. The candidates
+    are the groups that still hold a person after bounding (that person keeps at least one row there, as R ≥ 1),
+    never the labels of the raw data; without ``privacy_unit`` every row is a person, bounding drops nothing, and the
+    candidates are the labels of the rows. Each candidate's number of people N_g ≥ 1 gets two-sided geometric noise
+    K with P(K = k) ∝ exp(−t|k|), t = ε_s/(2G), and is released iff N_g + K ≥ τ, with τ = h + 2, h the smallest
+    integer with P(|K| > h) ≤ 2δ₀ and δ₀ = δ_s/((1 + e^{ε_s})·G). The released groups are listed in sorted label
+    order, a function of the released set alone.
+
+    Proof. Let D hold person x where D′ holds person y. Bounding draws each person's kept groups and rows from
+    their own rows only, so the others' kept rows have the same law in D and D′; fix them, and x's and y's kept
+    rows: the bound below holds for every such realisation, hence for the mixture. After bounding x is in at most
+    G groups, so at most G candidates of D are not candidates of D′ — the groups where x is alone, N_g = 1 —
+    however many labels x has in the raw data (those the bounding emptied are not candidates); likewise at most G
+    for y. On the common candidates A the people counts differ by at most 1 in at most 2G groups, so their noisy
+    comparisons, M_A, are ε_s-DP. A candidate of one side only is released with probability
+    P(1 + K ≥ τ) = P(K > h) ≤ δ₀ (K is symmetric), so by the union bound over the ≤ G of them none is released
+    except on an event of probability ≤ G·δ₀. The noises are independent per group, hence for every set S of
+    outputs P[M(D) ∈ S] ≤ G·δ₀ + P[M_A(D) ∈ S] ≤ G·δ₀ + e^{ε_s}·P[M_A(D′) ∈ S] ≤ G·δ₀ + e^{ε_s}·(P[M(D′) ∈ S] +
+    G·δ₀), the last step since P[M(D′) ∈ S] ≥ P[M_A(D′) ∈ S]·(1 − G·δ₀). Selection is therefore
+    (ε_s, (1 + e^{ε_s})·G·δ₀ = δ_s)-DP: the threshold pays for the G groups one person can create alone, on each
+    side. The aggregates compose on top: for any fixed set of released groups the noised vectors over it have the
+    sensitivities above (a group without rows sums to 0, and one person still touches at most G groups by at most
+    R rows), so they are (ε_a, δ_a)-DP given the set, and adaptive composition adds the two. (Were the raw labels
+    the candidates, a person with M labels of their own and G = 1 would leave M − 1 candidates with N_g = 0 that
+    exist in D only, each released at rate P(K ≥ τ): δ would grow with M instead of G.) The sampler's float
+    reserve is calibrated for the 2G coordinates that can differ, a public number, and the threshold for
+    δ₀·(1 − 2⁻³⁰), which covers the sampler's relative error (below 2⁻⁴⁰) in the tail probability.
+
+    **Public keys.** Every key is released, in the order given (an absent one as an empty group), and no other
+    label, whatever the data; no budget goes to selection. Rows whose label is not a key are dropped *before*
+    bounding: whether a row is dropped depends on its own label and the public keys alone, so each person's
+    remaining rows are a function of their own rows (neighbours stay neighbours), and a person's G groups are spent
+    on groups that are released (bounding first could spend them on a label that is then dropped). The released
+    keys' dtype is that of the labels (of the public keys with ``keys``); a fixed-width string dtype is as wide as
+    the longest *released* label, never the longest label of the data.
 
     **Exact sums.** Values are mapped to integer indices on a public fixed-point grid across the bounds
     (:mod:`diffpriv_py._fixed_point`) and summed exactly as integers; each released coordinate is one rounding of
@@ -431,9 +455,15 @@ class GroupBy(DPMech):
                 pairs = np.sort(unit_codes.astype(np.int64) * n_groups + by_codes)  # distinct (person, group)
                 pairs = pairs[run_starts(pairs)]
                 people = _group_sums(pairs % n_groups, None, n_groups).astype(np.int64)
+            # The candidates are the groups that still hold a person (hence a kept row: max_rows ≥ 1) after
+            # bounding, never the raw labels: a label whose rows were all dropped by the bounding exists in one
+            # neighbour only, and noising it would release it at the rate of its noise alone, without the union bound
+            # over the ≤ G groups one person can create (see the class Notes). With no group emptied the candidates
+            # are all groups and the draws are the same as before.
+            candidates = np.flatnonzero(people > 0)
             t, tau = self.threshold(select)
-            noisy = people + _noise.two_sided_geometric(people.shape, t, rng)
-            released = np.flatnonzero(noisy >= tau)
+            noisy = people[candidates] + _noise.two_sided_geometric(candidates.shape, t, rng)
+            released = candidates[noisy >= tau]
         else:
             released = np.arange(n_groups)
         # Per-group sums of the released groups only (the others are never looked at again): the slot of every
@@ -442,7 +472,12 @@ class GroupBy(DPMech):
         slot[released] = np.arange(released.size)
         row_slot = np.full(by.shape[0], -1)
         row_slot[rows_at] = slot[by_codes]
-        return self._aggregate(labels[released], row_slot, values, released.size, parts, n_people, rng)
+        keys = labels[released]
+        if keys.dtype.kind in "US":
+            # A fixed-width string dtype is as wide as the longest label of the column, released or not: rebuilt from
+            # the released labels alone, so the result's dtype says nothing about the groups that were not released.
+            keys = np.array(keys.tolist(), dtype=keys.dtype.kind)
+        return self._aggregate(keys, row_slot, values, released.size, parts, n_people, rng)
 
     def _block_sums(self, block: Any, row_slot: np.ndarray, k: int) -> dict[str, Any]:
         """Exact integer per-group sums of one block ``(values, original row numbers)`` (Python-int arrays), and for
