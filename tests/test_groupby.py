@@ -250,6 +250,33 @@ def test_the_released_keys_dtype_does_not_depend_on_unreleased_labels():
     assert none.keys.size == 0 and none.keys.dtype == np.dtype("<U1")
 
 
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.Series([1, 2, 2] * 100, dtype="Int64"),
+        pd.Series([True, False, False] * 100, dtype="boolean"),
+        pd.Series([1, 2, 2] * 100, dtype="category"),
+        pd.Series(["a", "b", "b"] * 100, dtype="category"),
+        pd.Series([1.0, 2.0, 2.0] * 100, dtype="Float64"),
+    ],
+    ids=["Int64", "boolean", "int-category", "str-category", "Float64"],
+)
+def test_one_missing_label_changes_neither_the_index_dtype_nor_the_keyed_counts(column):
+    """Attack: a pandas nullable or categorical column with one person whose label is missing. to_numpy() used to
+    pick int64/bool without a missing value and float64/object with one: the released index's dtype told whether
+    someone's label was missing (their group is not released), and with keys=[False, True] every count of the
+    boolean column became 0. The labels' type is now fixed by the column's dtype."""
+    with_na = pd.concat([column, pd.Series([None], dtype=column.dtype)], ignore_index=True)
+    keys = sorted(set(column.tolist()))
+    for seed in range(3):
+        a = dp.stats.groupby(column, dp.Del(5.0, 1e-6), rng=seed)
+        b = dp.stats.groupby(with_na, dp.Del(5.0, 1e-6), rng=seed)
+        assert a.index.dtype == b.index.dtype and list(a.index) == list(b.index)
+        exact_a = dp.stats.groupby(column, HUGE, keys=keys, rng=seed)
+        exact_b = dp.stats.groupby(with_na, HUGE, keys=keys, rng=seed)
+        assert list(exact_a["count"]) == list(exact_b["count"]) == [int((column == k).sum()) for k in keys]
+
+
 # ---- error bars ----------------------------------------------------------------------------------------------------
 
 
@@ -330,6 +357,7 @@ BAD = [
     ({"mechanism": "cauchy"}, ValueError, "mechanism"),
     ({"quantiles": [1.5], "bounds": (0, 1)}, ValueError, "Quantile levels"),
     ({"quantiles": [0.5]}, TypeError, "bounds"),
+    ({"keys": [1, 2]}, TypeError, "type of the 'by' labels"),  # would match no row: all groups empty
 ]
 
 
@@ -342,6 +370,15 @@ def test_bad_public_inputs_are_refused_before_the_budget_is_charged(kwargs, erro
     with pytest.raises(error, match=match):
         dp.stats.groupby(np.array(list("aabbc")), params, accountant=acc, rng=0, **kw)
     assert len(acc.ledger) == 0
+
+
+def test_a_selection_epsilon_beyond_float64_is_refused_before_the_charge():
+    """e^ε of the threshold overflows for ε_s > 709: it used to raise OverflowError after the charge."""
+    acc = dp.Accountant(budget=dp.Del(1e8, 1e-3))
+    with pytest.raises(ValueError, match="beyond float64"):
+        dp.stats.groupby(np.array(list("aab")), dp.Del(1e7, 1e-6), accountant=acc, rng=0)
+    assert len(acc.ledger) == 0
+    assert list(dp.stats.groupby(np.array(list("aab")), dp.Del(1e7, 1e-6), keys=["a"], rng=0)["count"]) == [2]
 
 
 def test_nan_values_are_refused_after_the_charge_with_a_note():

@@ -348,6 +348,14 @@ class GroupBy(DPMech):
         select = self.split(privacy_params)[0]
         if select is not None:
             _noise.laplace_epsilon_reserve(select.epsilon, 2 * self.max_groups)
+            try:  # τ depends on public parameters only: computed here so that it can never fail after the charge
+                self.threshold(select)
+            except (OverflowError, ValueError):
+                raise ValueError(
+                    f"dp.stats.groupby cannot select groups privately with {privacy_params!r}: the selection's share "
+                    f"{select!r} puts the threshold's e^epsilon or delta_0 beyond float64. Pass a smaller epsilon "
+                    "(the selection's threshold stops improving long before that) or the public keys=[...]."
+                ) from None
 
     def _check_dataset(self, X: Any) -> Any:
         who = "dp.stats.groupby"
@@ -362,7 +370,9 @@ class GroupBy(DPMech):
         out_of_core = any(is_out_of_core(c) for c in X if c is not None)
         # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
         # charge; the types and dtypes are public metadata and are checked here.
-        by = _labels(by, "by", who) if not out_of_core else _lazy_column(by, "by", who)
+        by = _group_labels(by, who) if not out_of_core else _lazy_column(by, "by", who)
+        if self.keys is not None:
+            _check_keys_type(self.keys, _label_kind(by.dtype), who)
         n = None if out_of_core else by.shape[0]
         if self.needs_values:
             if values is None:
@@ -393,7 +403,7 @@ class GroupBy(DPMech):
         if any(is_out_of_core(c) for c in output if c is not None):
             # The label columns are read into memory (one integer code per row); the values stay out of core and
             # are streamed block by block in _exact_sums.
-            by = _labels(_materialise(by), "by", "dp.stats.groupby")
+            by = _group_labels(_materialise(by), "dp.stats.groupby")
             unit = None if unit is None else _labels(_materialise(unit), "privacy_unit", "dp.stats.groupby")
             if unit is not None and unit.shape[0] != by.shape[0]:
                 raise ValueError(
@@ -729,6 +739,64 @@ def _ratio_interval(
     lo = np.minimum(a / n_lo, a / n_hi)
     hi = np.maximum(b / n_lo, b / n_hi)
     return np.clip(lo, low, high), np.clip(hi, low, high)
+
+
+def _numeric_labels(dtype: Any) -> bool:
+    """Whether a pandas extension dtype (nullable integers, floats, booleans, arrow numbers, categoricals of those)
+    holds numeric labels."""
+    if hasattr(dtype, "categories"):
+        dtype = dtype.categories.dtype
+    return getattr(dtype, "kind", "O") in "biuf"  # pandas' extension dtypes state their numpy kind too
+
+
+def _label_kind(dtype: Any) -> str:
+    """The numpy kind of the group labels a column of this (public) dtype is read as, see :func:`_group_labels`."""
+    if isinstance(dtype, np.dtype):
+        return "U" if dtype.kind == "O" else dtype.kind
+    if "__UNKNOWN_CATEGORIES__" in getattr(dtype, "categories", ()):
+        return "?"  # a dask categorical whose categories are known only after a pass: not checked before the charge
+    return "f" if _numeric_labels(dtype) else "U"
+
+
+def _group_labels(value: Any, who: str) -> np.ndarray:
+    """The ``by`` column as labels whose type is fixed by the column's dtype, never by its values.
+
+    For a pandas extension dtype, ``to_numpy()`` picks its numpy dtype from the values: a nullable ``Int64`` column
+    gives int64 without a missing value and float64 with one, a nullable boolean gives bool or object, a categorical
+    its categories' type or float/object. One missing label would then change the released index's dtype, and
+    with public ``keys`` could stop every row from matching its key. So numeric and boolean extension dtypes are
+    always read as float64 (a missing label is the group NaN), and the others (strings, …) as strings (a missing
+    label is the group ``"nan"`` or ``"<NA>"``); a categorical is read from its categories, numeric or not.
+    """
+    dtype: Any = getattr(value, "dtype", None)
+    if hasattr(dtype, "categories"):
+        # The categories (as float64 or strings), then NaN or "nan" for a missing label (code −1): converting the
+        # values instead would upcast integer categories to float only when a value is missing.
+        if _numeric_labels(dtype):
+            names = np.append(np.asarray(dtype.categories, dtype=np.float64), np.nan)
+        else:
+            names = np.asarray([str(c) for c in dtype.categories] + ["nan"], dtype=object)
+        value = names[np.asarray(getattr(value, "cat", value).codes)]  # a Series' or a Categorical's codes
+    elif hasattr(value, "to_numpy") and dtype is not None and not isinstance(dtype, np.dtype):
+        if _numeric_labels(dtype):
+            value = value.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            value = value.to_numpy(dtype=object)
+    return _labels(value, "by", who)
+
+
+def _check_keys_type(keys: tuple[Any, ...], label_kind: str, who: str) -> None:
+    """Public keys must be comparable with the labels (numbers with numbers, strings with strings): a mismatch would
+    match no row and silently release empty groups."""
+    key_kind = np.asarray(keys).dtype.kind
+    numbers = "biuf"
+    if (label_kind in numbers and key_kind not in numbers) or (label_kind in "US" and key_kind != label_kind):
+        kind = "numbers" if label_kind in numbers else "strings"
+        raise TypeError(
+            f"The 'keys' of {who} must be of the type of the 'by' labels, which are {kind} (dtype kind "
+            f"{label_kind!r}); got keys={list(keys)!r:.200} (kind {key_kind!r}), which would match no row. Pass keys "
+            f"of the labels' type, or convert the 'by' column."
+        )
 
 
 def _labels(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndarray:
