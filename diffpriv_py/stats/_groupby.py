@@ -156,7 +156,8 @@ class GroupBy(DPMech):
     bounds : (lower, upper) or None
         Public clipping bounds of the values (required for sum, mean, var, std).
     keys : sequence or None
-        Public group labels: every key is released (empty ones too). ``None``: groups are selected privately.
+        Public group labels: every key is released (empty ones too) and no other. ``None``: groups are selected
+        privately among those that hold a person after bounding.
     max_groups, max_rows : int, default 1
         Public limits: each person contributes to at most ``max_groups`` groups with at most ``max_rows`` rows each
         (more are dropped by a uniformly random, data-independent choice). Must be 1 without an identifier.
@@ -863,8 +864,10 @@ def groupby(
     bounds : (lower, upper), optional
         Public clipping bounds of the values (required for value statistics).
     keys : sequence, optional
-        Public group labels. Every key is released, missing ones as empty groups, and rows of other groups are
-        ignored. ``None`` (default): the groups are chosen privately (partition selection; rare groups are dropped).
+        Public group labels, of the labels' type. Every key is released (in this order), missing ones as empty
+        groups, and no other label; rows of other groups are dropped before contribution bounding. ``None``
+        (default): the groups are chosen privately among those that still hold a person after bounding (partition
+        selection; rare groups are dropped).
     privacy_unit : array_like, optional
         The person behind each row. ``None``: every row is a different person.
     max_groups, max_rows : int, default 1
@@ -887,8 +890,10 @@ def groupby(
     Returns
     -------
     pandas.DataFrame or Response
-        Indexed by the released groups (sorted), one column per statistic and one ``<statistic>_accuracy`` column
-        each; ``frame.attrs["alpha"]`` records α.
+        Indexed by the released groups (sorted, or in the order of ``keys``), one column per statistic and one
+        ``<statistic>_accuracy`` column each; ``frame.attrs["alpha"]`` records α. The index's type follows the
+        ``by`` column's dtype (pandas nullable numeric, boolean and numeric categorical columns give float64 labels,
+        other extension dtypes strings), never its values; see :class:`GroupBy`.
 
     Notes
     -----
