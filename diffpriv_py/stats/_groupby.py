@@ -221,7 +221,8 @@ class GroupBy(DPMech):
     remaining rows are a function of their own rows (neighbours stay neighbours), and a person's G groups are spent
     on groups that are released (bounding first could spend them on a label that is then dropped). The released
     keys' dtype is that of the labels (of the public keys with ``keys``); a fixed-width string dtype is as wide as
-    the longest *released* label, never the longest label of the data.
+    the longest *released* label, never the longest label of the data. A float group's label is canonical (0.0 for
+    −0.0, one NaN for every NaN payload), never the bits of one of its rows.
 
     **Exact sums.** Values are mapped to integer indices on a public fixed-point grid across the bounds
     (:mod:`diffpriv_py._fixed_point`) and summed exactly as integers; each released coordinate is one rounding of
@@ -431,13 +432,18 @@ class GroupBy(DPMech):
         by, values, unit = value
         select, parts = self.split(privacy_params)
         labels, codes = _factorize(by)
+        if labels.dtype.kind == "f":
+            # A group's label is the label of one of its rows, and which one must not show: −0.0 and 0.0 (or NaNs
+            # with different payloads) are one group, released as 0.0 (the canonical NaN) whatever its rows hold.
+            labels = np.where(np.isnan(labels), np.nan, labels + 0.0)
         # Under replace-one-person neighbours the number of people is public (it bounds the float allowance).
         unit_all = None if unit is None else _factorize(unit)
         n_people = by.shape[0] if unit_all is None else int(unit_all[0].size)
         unit = None if unit_all is None else unit_all[1]
         rows_at = np.arange(codes.shape[0])  # original row of each surviving row (values are read by it)
         if self.keys is not None:
-            # Rows of groups outside the public keys are dropped before bounding (data-independent: by label).
+            # Rows of groups outside the public keys are dropped before bounding: per row, by its label and the
+            # public keys, so neighbours stay neighbours, and a person's max_groups go to groups that are released.
             key_arr = np.asarray(self.keys)
             pos = np.searchsorted(labels, key_arr)
             pos = np.minimum(pos, labels.size - 1)
