@@ -774,6 +774,7 @@ def _group_labels(value: Any, who: str) -> np.ndarray:
     with public ``keys`` could stop every row from matching its key. So numeric and boolean extension dtypes are
     always read as float64 (a missing label is the group NaN), and the others (strings, …) as strings (a missing
     label is the group ``"nan"`` or ``"<NA>"``); a categorical is read from its categories, numeric or not.
+    (Integers beyond 2⁵³ are rounded by float64; merging labels is a per-row, public map, so still private.)
     """
     dtype: Any = getattr(value, "dtype", None)
     if hasattr(dtype, "categories"):
