@@ -390,6 +390,13 @@ def test_a_released_float_label_does_not_carry_the_bits_of_one_row():
             pd.testing.assert_frame_equal(out_a, out_b, check_exact=True)
 
 
+def test_a_nan_key_is_the_group_of_missing_labels():
+    """keys=[…, nan] releases the number of rows whose float label is missing (NaN ≠ NaN made it always 0)."""
+    for by in (np.array([1.0, np.nan, np.nan, 2.0]), pd.Series([1, None, None, 2], dtype="Int64")):
+        out = dp.stats.groupby(by, HUGE, keys=[1.0, np.nan], rng=0)
+        assert list(out["count"]) == [1, 2]
+
+
 def test_a_selection_epsilon_beyond_float64_is_refused_before_the_charge():
     """e^ε of the threshold overflows for ε_s > 709: it used to raise OverflowError after the charge."""
     acc = dp.Accountant(budget=dp.Del(1e8, 1e-3))

@@ -448,6 +448,8 @@ class GroupBy(DPMech):
             pos = np.searchsorted(labels, key_arr)
             pos = np.minimum(pos, labels.size - 1)
             found = labels[pos] == key_arr
+            if labels.dtype.kind == key_arr.dtype.kind == "f":
+                found |= np.isnan(labels[pos]) & np.isnan(key_arr)  # a key NaN is the group of missing labels
             to_key = np.full(labels.size, -1)
             to_key[pos[found]] = np.flatnonzero(found)
             codes = to_key[codes]
