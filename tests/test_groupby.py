@@ -276,6 +276,12 @@ def test_one_missing_label_changes_neither_the_index_dtype_nor_the_keyed_counts(
         exact_a = dp.stats.groupby(column, HUGE, keys=keys, rng=seed)
         exact_b = dp.stats.groupby(with_na, HUGE, keys=keys, rng=seed)
         assert list(exact_a["count"]) == list(exact_b["count"]) == [int((column == k).sum()) for k in keys]
+    dd = pytest.importorskip("dask.dataframe")  # dask reads the labels the same way: the in-memory release
+    lazy = dd.from_pandas(with_na, npartitions=2)
+    for kw in ({"privacy_params": dp.Del(5.0, 1e-6)}, {"privacy_params": HUGE, "keys": keys}):
+        pd.testing.assert_frame_equal(
+            dp.stats.groupby(with_na, rng=0, **kw), dp.stats.groupby(lazy, rng=0, **kw), check_exact=True
+        )
 
 
 # ---- error bars ----------------------------------------------------------------------------------------------------
