@@ -509,8 +509,9 @@ class PrivateFrameAccessor:
         statistics : str or sequence of str, default ("count",)
             Any of "count", "sum", "mean", "var", "std".
         keys : sequence, optional
-            The public list of groups (every key is released, missing ones as empty groups). ``None``: the groups
-            are selected privately, which needs ``Del`` privacy parameters with δ > 0.
+            The public list of groups (every key is released, missing ones as empty groups, and no other; rows of
+            other groups are dropped before contribution bounding). ``None``: the groups are selected privately
+            among those that still hold a person after bounding, which needs ``Del`` privacy parameters with δ > 0.
         bounds : (lower, upper), optional
             Public bounds of ``column`` (needed for sum, mean, var, std).
         privacy_unit : column label, optional

@@ -30,7 +30,9 @@ class Flattened(DPMech):
         raise NotImplementedError
 
     def _release(self, value, params, rng):
-        res = self.inner._release(value, params, rng)
+        return self._flatten(self.inner._release(value, params, rng))
+
+    def _flatten(self, res):
         stats = list(res.values)
         out = np.full((len(self.labels), len(stats)), -1000.0)
         pos = {k: i for i, k in enumerate(res.keys.tolist())}
@@ -38,3 +40,14 @@ class Flattened(DPMech):
             if lab in pos:
                 out[j] = [res.values[s][pos[lab]] for s in stats]
         return out.ravel()
+
+
+@attrs.frozen(kw_only=True)
+class WithUnlisted(Flattened):
+    """:class:`Flattened` plus a last coordinate: how many released groups are not in ``labels`` (the structure
+    that the fixed-label vector alone cannot see, e.g. labels of one person that should never be candidates)."""
+
+    def _release(self, value, params, rng):
+        res = self.inner._release(value, params, rng)
+        unlisted = np.count_nonzero(~np.isin(res.keys, np.asarray(self.labels)))
+        return np.append(self._flatten(res), float(unlisted))

@@ -11,6 +11,7 @@ from scipy import stats as sps
 pd = pytest.importorskip("pandas")  # a group-by releases a pandas DataFrame
 
 from group_audit import Flattened as _Flattened  # noqa: E402
+from group_audit import WithUnlisted  # noqa: E402
 
 import diffpriv_py as dp  # noqa: E402
 import diffpriv_py.pandas  # noqa: E402  (registers the accessor)
@@ -139,6 +140,150 @@ def test_a_group_of_one_person_is_released_at_most_at_rate_delta_and_large_group
     assert big == 2 * runs
 
 
+OWNER = 10**6  # the privacy unit of the attacker who owns many labels
+
+
+def _owner_table(n_labels: int = 10_000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two groups of 300 one-row people, and one person with one row in each of ``n_labels`` labels of their own."""
+    own = np.char.add("own", np.arange(n_labels).astype(str))
+    by = np.concatenate([np.repeat(["big1", "big2"], 300), own])
+    unit = np.concatenate([np.arange(600), np.full(n_labels, OWNER)])
+    return by, unit, own
+
+
+def _spy_on_bounding(monkeypatch) -> list[np.ndarray]:
+    """Record the keep mask of every bounding (grey-box: which rows the release kept, in the rows it was given)."""
+    masks: list[np.ndarray] = []
+    real = _contribution.bound_contributions
+
+    def spy(unit, group, max_groups, max_rows, rng):
+        keep = real(unit, group, max_groups, max_rows, rng)
+        masks.append(keep)
+        return keep
+
+    monkeypatch.setattr("diffpriv_py.stats._groupby.bound_contributions", spy)
+    return masks
+
+
+@pytest.mark.parametrize("max_groups", [1, 3])
+def test_labels_emptied_by_bounding_are_never_candidates(monkeypatch, max_groups):
+    """Attack: one person owns 10⁴ labels, max_groups 1 and 3 (ε = 1, δ = 10⁻³). Only the ≤ max_groups labels the
+    bounding kept may be released (each at rate ≤ δ₀); a label it emptied exists in no neighbour without that
+    person, so it must never appear. The candidates used to be the raw labels: an emptied label then appeared in
+    most releases (measured: 88% with max_groups 1, 74% with 3, so δ ≥ 0.7), and this test failed at seed 0."""
+    by, unit, own = _owner_table()
+    params = dp.Del(1.0, 1e-3)
+    masks = _spy_on_bounding(monkeypatch)
+    is_owner = unit == OWNER
+    runs, with_own = 20, 0
+    for seed in range(runs):
+        out = dp.stats.groupby(by, params, privacy_unit=unit, max_groups=max_groups, rng=seed)
+        kept = set(by[masks[-1] & is_owner].tolist())
+        assert len(kept) == max_groups
+        released_own = set(out.index[np.isin(out.index, own)].tolist())
+        assert released_own <= kept, (seed, released_own - kept)
+        assert {"big1", "big2"} <= set(out.index)
+        with_own += bool(released_own)
+    # The kept labels hold one person each: a release shows one with probability ≤ max_groups·δ₀ ≈ 10⁻³.
+    select = GroupBy(max_groups=max_groups).split(params)[0]
+    rate = select.delta / (1 + math.exp(select.epsilon))  # = max_groups·δ₀
+    assert with_own <= sps.binom.isf(P_FALSE_ALARM, runs, rate)
+
+
+def test_selection_on_dask_input_is_the_in_memory_release_for_a_persons_many_labels(monkeypatch):
+    """The same attack on dask columns: the labels are read into memory and go through the same candidate rule, so
+    the release is the in-memory one bit for bit for a seed, and never shows an emptied label."""
+    dd = pytest.importorskip("dask.dataframe")
+    by, unit, own = _owner_table()
+    gen = np.random.default_rng(0)
+    df = pd.DataFrame({"g": by, "pid": unit, "x": gen.uniform(0, 10, by.size)})
+    ddf = dd.from_pandas(df, npartitions=4)
+    masks = _spy_on_bounding(monkeypatch)
+    kw = {"statistics": ["count", "mean"], "bounds": (0, 10), "name": "g"}
+    for max_groups in (1, 3):
+        for seed in range(3):
+            params = dp.Del(1.0, 1e-3)
+            in_memory = dp.stats.groupby(df["g"], params, values=df["x"], privacy_unit=df["pid"],
+                                         max_groups=max_groups, rng=seed, **kw)  # fmt: skip
+            out_of_core = dp.stats.groupby(ddf["g"], params, values=ddf["x"], privacy_unit=ddf["pid"],
+                                           max_groups=max_groups, rng=seed, **kw)  # fmt: skip
+            pd.testing.assert_frame_equal(in_memory, out_of_core, check_exact=True)
+            kept = set(by[masks[-1] & (unit == OWNER)].tolist())
+            assert set(out_of_core.index[np.isin(out_of_core.index, own)].tolist()) <= kept
+
+
+@pytest.mark.parametrize("max_groups", [1, 3])
+def test_a_person_straddling_public_keys_and_unknown_labels_is_bounded_over_the_keys_only(max_groups):
+    """Attack with keys=: one person has one row in key 'a' and rows in 10⁴ labels outside the keys. Every release
+    lists exactly the keys, in their order (never an unknown label), and the person always counts in 'a': rows
+    outside the keys are dropped before bounding, so their max_groups are spent on keys (bounding first would keep
+    'a' with probability about max_groups/10⁴). In memory and on dask, with and without an identifier."""
+    dd = pytest.importorskip("dask.dataframe")
+    _, _, own = _owner_table()
+    by = np.concatenate([np.repeat(["a", "b"], [50, 30]), ["a"], own])
+    unit = np.concatenate([np.arange(80), np.full(1 + own.size, OWNER)])
+    keys = ["c", "a", "b"]
+    df = pd.DataFrame({"g": by, "pid": unit})
+    ddf = dd.from_pandas(df, npartitions=3)
+    for seed in range(3):
+        for params in (HUGE, dp.Del(1.0, 1e-3)):
+            out = df.private.groupby("g", params, keys=keys, privacy_unit="pid", max_groups=max_groups, rng=seed)
+            assert list(out.index) == keys
+            if params is HUGE:
+                assert list(out["count"]) == [0, 51, 30]
+            lazy = dp.stats.groupby(ddf["g"], params, keys=keys, privacy_unit=ddf["pid"], max_groups=max_groups,
+                                    rng=seed, name="g")  # fmt: skip
+            pd.testing.assert_frame_equal(out, lazy, check_exact=True)
+            if max_groups == 1:  # without an identifier every row is a person: the keyed rows are counted
+                rows = df.private.groupby("g", params, keys=keys, rng=seed)
+                assert list(rows.index) == keys
+                if params is HUGE:
+                    assert list(rows["count"]) == [0, 51, 30]
+
+
+def test_the_released_keys_dtype_does_not_depend_on_unreleased_labels():
+    """A fixed-width string dtype used to be as wide as the longest label of the data, released or not: one person's
+    100-character label changed the result's dtype. It is now as wide as the longest released label."""
+    by = np.concatenate([np.repeat(["big1", "big2"], 300), ["x" * 100]])
+    res = GroupBy().release_response(dp.Del(1.0, 1e-6), (by, None, None), rng=0).response
+    assert list(res.keys) == ["big1", "big2"] and res.keys.dtype == np.dtype("<U4")
+    none = GroupBy().release_response(dp.Del(1.0, 1e-6), (by[-1:], None, None), rng=0).response
+    assert none.keys.size == 0 and none.keys.dtype == np.dtype("<U1")
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.Series([1, 2, 2] * 100, dtype="Int64"),
+        pd.Series([True, False, False] * 100, dtype="boolean"),
+        pd.Series([1, 2, 2] * 100, dtype="category"),
+        pd.Series(["a", "b", "b"] * 100, dtype="category"),
+        pd.Series([1.0, 2.0, 2.0] * 100, dtype="Float64"),
+    ],
+    ids=["Int64", "boolean", "int-category", "str-category", "Float64"],
+)
+def test_one_missing_label_changes_neither_the_index_dtype_nor_the_keyed_counts(column):
+    """Attack: a pandas nullable or categorical column with one person whose label is missing. to_numpy() used to
+    pick int64/bool without a missing value and float64/object with one: the released index's dtype told whether
+    someone's label was missing (their group is not released), and with keys=[False, True] every count of the
+    boolean column became 0. The labels' type is now fixed by the column's dtype."""
+    with_na = pd.concat([column, pd.Series([None], dtype=column.dtype)], ignore_index=True)
+    keys = sorted(set(column.tolist()))
+    for seed in range(3):
+        a = dp.stats.groupby(column, dp.Del(5.0, 1e-6), rng=seed)
+        b = dp.stats.groupby(with_na, dp.Del(5.0, 1e-6), rng=seed)
+        assert a.index.dtype == b.index.dtype and list(a.index) == list(b.index)
+        exact_a = dp.stats.groupby(column, HUGE, keys=keys, rng=seed)
+        exact_b = dp.stats.groupby(with_na, HUGE, keys=keys, rng=seed)
+        assert list(exact_a["count"]) == list(exact_b["count"]) == [int((column == k).sum()) for k in keys]
+    dd = pytest.importorskip("dask.dataframe")  # dask reads the labels the same way: the in-memory release
+    lazy = dd.from_pandas(with_na, npartitions=2)
+    for kw in ({"privacy_params": dp.Del(5.0, 1e-6)}, {"privacy_params": HUGE, "keys": keys}):
+        pd.testing.assert_frame_equal(
+            dp.stats.groupby(with_na, rng=0, **kw), dp.stats.groupby(lazy, rng=0, **kw), check_exact=True
+        )
+
+
 # ---- error bars ----------------------------------------------------------------------------------------------------
 
 
@@ -219,6 +364,7 @@ BAD = [
     ({"mechanism": "cauchy"}, ValueError, "mechanism"),
     ({"quantiles": [1.5], "bounds": (0, 1)}, ValueError, "Quantile levels"),
     ({"quantiles": [0.5]}, TypeError, "bounds"),
+    ({"keys": [1, 2]}, TypeError, "type of the 'by' labels"),  # would match no row: all groups empty
 ]
 
 
@@ -231,6 +377,39 @@ def test_bad_public_inputs_are_refused_before_the_budget_is_charged(kwargs, erro
     with pytest.raises(error, match=match):
         dp.stats.groupby(np.array(list("aabbc")), params, accountant=acc, rng=0, **kw)
     assert len(acc.ledger) == 0
+
+
+def test_a_released_float_label_does_not_carry_the_bits_of_one_row():
+    """Attack: −0.0 and 0.0 (or NaNs with different payloads) are one group, and its label used to be the first
+    row's: the sign bit of the released 0 told whether that row held −0.0. Neighbours differing only there now give
+    the same release bit for bit."""
+    quiet_nan = np.array([0x7FF8000000000001], dtype=np.uint64).view(np.float64)[0]  # a NaN with a payload
+    for first, rest in ((-0.0, 0.0), (quiet_nan, np.nan)):
+        a = np.concatenate([[rest], np.full(200, rest), np.ones(100)])
+        b = np.concatenate([[first], np.full(200, rest), np.ones(100)])
+        for seed in range(2):
+            out_a = dp.stats.groupby(a, dp.Del(1.0, 1e-6), rng=seed)
+            out_b = dp.stats.groupby(b, dp.Del(1.0, 1e-6), rng=seed)
+            np.testing.assert_array_equal(
+                out_a.index.to_numpy().view(np.uint64), out_b.index.to_numpy().view(np.uint64)
+            )
+            pd.testing.assert_frame_equal(out_a, out_b, check_exact=True)
+
+
+def test_a_nan_key_is_the_group_of_missing_labels():
+    """keys=[…, nan] releases the number of rows whose float label is missing (NaN ≠ NaN made it always 0)."""
+    for by in (np.array([1.0, np.nan, np.nan, 2.0]), pd.Series([1, None, None, 2], dtype="Int64")):
+        out = dp.stats.groupby(by, HUGE, keys=[1.0, np.nan], rng=0)
+        assert list(out["count"]) == [1, 2]
+
+
+def test_a_selection_epsilon_beyond_float64_is_refused_before_the_charge():
+    """e^ε of the threshold overflows for ε_s > 709: it used to raise OverflowError after the charge."""
+    acc = dp.Accountant(budget=dp.Del(1e8, 1e-3))
+    with pytest.raises(ValueError, match="beyond float64"):
+        dp.stats.groupby(np.array(list("aab")), dp.Del(1e7, 1e-6), accountant=acc, rng=0)
+    assert len(acc.ledger) == 0
+    assert list(dp.stats.groupby(np.array(list("aab")), dp.Del(1e7, 1e-6), keys=["a"], rng=0)["count"]) == [2]
 
 
 def test_nan_values_are_refused_after_the_charge_with_a_note():
@@ -267,6 +446,20 @@ def test_audit_does_not_refute_a_person_who_alone_makes_a_group_exist():
     d2 = _people({"big": [1] * 31})
     mech = _Flattened(inner=GroupBy(max_groups=1, max_rows=1), labels=("big", "rare"))
     report = audit(mech, d1, d2, dp.Del(1.0, 0.05), n=2000, rng=1)
+    assert report.passed, report
+
+
+@pytest.mark.slow
+def test_audit_does_not_refute_a_person_with_many_labels_of_their_own():
+    """Replace-one person: in D a person owns 1000 labels (max_groups=1), in D′ they are replaced by a person in
+    'big1'. The auditor sees how many released groups are outside ('big1', 'big2'); the claim (1, 10⁻³) is not
+    refuted. With the raw labels as candidates one of them appeared in about a fifth of releases on D and never
+    on D′, and this audit refuted the claim (δ ≥ 0.11)."""
+    by, unit, _ = _owner_table(1000)
+    d1 = (by, None, unit)
+    d2 = (np.concatenate([by[:600], ["big1"]]), None, np.concatenate([unit[:600], [OWNER]]))
+    mech = WithUnlisted(inner=GroupBy(max_groups=1), labels=("big1", "big2"))
+    report = audit(mech, d1, d2, dp.Del(1.0, 1e-3), n=1500, rng=4)
     assert report.passed, report
 
 

@@ -156,7 +156,8 @@ class GroupBy(DPMech):
     bounds : (lower, upper) or None
         Public clipping bounds of the values (required for sum, mean, var, std).
     keys : sequence or None
-        Public group labels: every key is released (empty ones too). ``None``: groups are selected privately.
+        Public group labels: every key is released (empty ones too) and no other. ``None``: groups are selected
+        privately among those that hold a person after bounding.
     max_groups, max_rows : int, default 1
         Public limits: each person contributes to at most ``max_groups`` groups with at most ``max_rows`` rows each
         (more are dropped by a uniformly random, data-independent choice). Must be 1 without an identifier.
@@ -186,17 +187,42 @@ class GroupBy(DPMech):
     and standard deviation are post-processing of these. With Laplace noise all of δ goes to partition selection
     (which needs δ > 0); with Gaussian noise δ is split like ε.
 
-    **Partition selection** (Korolova et al. 2009; Wilson et al. 2020), when the keys are private: each group's
-    number of people N_g (after bounding) gets two-sided geometric noise K with P(K = k) ∝ exp(−t|k|),
-    t = ε_s/(2G), and the group is released iff N_g + K ≥ τ with τ = h + 2, h the smallest integer with
-    P(|K| > h) ≤ 2δ₀ and δ₀ = δ_s/((1 + e^{ε_s})·G). Proof: on the groups present in both neighbours the people
-    counts have L1 sensitivity 2G, so their noisy comparison is ε_s-DP. A group present in only one neighbour has
-    N_g = 1 there (only the replaced person is in it) and is released with probability P(K ≥ τ − 1) =
-    P(K > h) ≤ δ₀; there are at most G such groups on each side. Conditioning on their non-release gives
-    P[M(D) ∈ S] ≤ G·δ₀ + e^{ε_s}·(P[M(D′) ∈ S] + G·δ₀), i.e. (ε_s, (1 + e^{ε_s})·G·δ₀ = δ_s)-DP; the aggregates
-    of released groups compose on top (their noise on a group absent from D′ is only seen inside the δ event). The
-    sampler's float reserve is calibrated for the 2G coordinates that can differ, a public number, and the threshold
-    for δ₀·(1 − 2⁻³⁰), which covers the sampler's relative error (below 2⁻⁴⁰) in the tail probability.
+    **Partition selection** (Korolova et al. 2009; Wilson et al. 2020), when the keys are private. The candidates
+    are the groups that still hold a person after bounding (that person keeps at least one row there, as R ≥ 1),
+    never the labels of the raw data; without ``privacy_unit`` every row is a person, bounding drops nothing, and the
+    candidates are the labels of the rows. Each candidate's number of people N_g ≥ 1 gets two-sided geometric noise
+    K with P(K = k) ∝ exp(−t|k|), t = ε_s/(2G), and is released iff N_g + K ≥ τ, with τ = h + 2, h the smallest
+    integer with P(|K| > h) ≤ 2δ₀ and δ₀ = δ_s/((1 + e^{ε_s})·G). The released groups are listed in sorted label
+    order, a function of the released set alone.
+
+    Proof. Let D hold person x where D′ holds person y. Bounding draws each person's kept groups and rows from
+    their own rows only, so the others' kept rows have the same law in D and D′; fix them, and x's and y's kept
+    rows: the bound below holds for every such realisation, hence for the mixture. After bounding x is in at most
+    G groups, so at most G candidates of D are not candidates of D′ — the groups where x is alone, N_g = 1 —
+    however many labels x has in the raw data (those the bounding emptied are not candidates); likewise at most G
+    for y. On the common candidates A the people counts differ by at most 1 in at most 2G groups, so their noisy
+    comparisons, M_A, are ε_s-DP. A candidate of one side only is released with probability
+    P(1 + K ≥ τ) = P(K > h) ≤ δ₀ (K is symmetric), so by the union bound over the ≤ G of them none is released
+    except on an event of probability ≤ G·δ₀. The noises are independent per group, hence for every set S of
+    outputs P[M(D) ∈ S] ≤ G·δ₀ + P[M_A(D) ∈ S] ≤ G·δ₀ + e^{ε_s}·P[M_A(D′) ∈ S] ≤ G·δ₀ + e^{ε_s}·(P[M(D′) ∈ S] +
+    G·δ₀), the last step since P[M(D′) ∈ S] ≥ P[M_A(D′) ∈ S]·(1 − G·δ₀). Selection is therefore
+    (ε_s, (1 + e^{ε_s})·G·δ₀ = δ_s)-DP: the threshold pays for the G groups one person can create alone, on each
+    side. The aggregates compose on top: for any fixed set of released groups the noised vectors over it have the
+    sensitivities above (a group without rows sums to 0, and one person still touches at most G groups by at most
+    R rows), so they are (ε_a, δ_a)-DP given the set, and adaptive composition adds the two. (Were the raw labels
+    the candidates, a person with M labels of their own and G = 1 would leave M − 1 candidates with N_g = 0 that
+    exist in D only, each released at rate P(K ≥ τ): δ would grow with M instead of G.) The sampler's float
+    reserve is calibrated for the 2G coordinates that can differ, a public number, and the threshold for
+    δ₀·(1 − 2⁻³⁰), which covers the sampler's relative error (below 2⁻⁴⁰) in the tail probability.
+
+    **Public keys.** Every key is released, in the order given (an absent one as an empty group), and no other
+    label, whatever the data; no budget goes to selection. Rows whose label is not a key are dropped *before*
+    bounding: whether a row is dropped depends on its own label and the public keys alone, so each person's
+    remaining rows are a function of their own rows (neighbours stay neighbours), and a person's G groups are spent
+    on groups that are released (bounding first could spend them on a label that is then dropped). The released
+    keys' dtype is that of the labels (of the public keys with ``keys``); a fixed-width string dtype is as wide as
+    the longest *released* label, never the longest label of the data. A float group's label is canonical (0.0 for
+    −0.0, one NaN for every NaN payload), never the bits of one of its rows.
 
     **Exact sums.** Values are mapped to integer indices on a public fixed-point grid across the bounds
     (:mod:`diffpriv_py._fixed_point`) and summed exactly as integers; each released coordinate is one rounding of
@@ -324,6 +350,14 @@ class GroupBy(DPMech):
         select = self.split(privacy_params)[0]
         if select is not None:
             _noise.laplace_epsilon_reserve(select.epsilon, 2 * self.max_groups)
+            try:  # τ depends on public parameters only: computed here so that it can never fail after the charge
+                self.threshold(select)
+            except (OverflowError, ValueError):
+                raise ValueError(
+                    f"dp.stats.groupby cannot select groups privately with {privacy_params!r}: the selection's share "
+                    f"{select!r} puts the threshold's e^epsilon or delta_0 beyond float64. Pass a smaller epsilon "
+                    "(the selection's threshold stops improving long before that) or the public keys=[...]."
+                ) from None
 
     def _check_dataset(self, X: Any) -> Any:
         who = "dp.stats.groupby"
@@ -338,7 +372,9 @@ class GroupBy(DPMech):
         out_of_core = any(is_out_of_core(c) for c in X if c is not None)
         # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
         # charge; the types and dtypes are public metadata and are checked here.
-        by = _labels(by, "by", who) if not out_of_core else _lazy_column(by, "by", who)
+        by = _group_labels(by, who) if not out_of_core else _lazy_column(by, "by", who)
+        if self.keys is not None:
+            _check_keys_type(self.keys, _label_kind(by.dtype), who)
         n = None if out_of_core else by.shape[0]
         if self.needs_values:
             if values is None:
@@ -369,7 +405,7 @@ class GroupBy(DPMech):
         if any(is_out_of_core(c) for c in output if c is not None):
             # The label columns are read into memory (one integer code per row); the values stay out of core and
             # are streamed block by block in _exact_sums.
-            by = _labels(_materialise(by), "by", "dp.stats.groupby")
+            by = _group_labels(_materialise(by), "dp.stats.groupby")
             unit = None if unit is None else _labels(_materialise(unit), "privacy_unit", "dp.stats.groupby")
             if unit is not None and unit.shape[0] != by.shape[0]:
                 raise ValueError(
@@ -396,17 +432,24 @@ class GroupBy(DPMech):
         by, values, unit = value
         select, parts = self.split(privacy_params)
         labels, codes = _factorize(by)
+        if labels.dtype.kind == "f":
+            # A group's label is the label of one of its rows, and which one must not show: −0.0 and 0.0 (or NaNs
+            # with different payloads) are one group, released as 0.0 (the canonical NaN) whatever its rows hold.
+            labels = np.where(np.isnan(labels), np.nan, labels + 0.0)
         # Under replace-one-person neighbours the number of people is public (it bounds the float allowance).
         unit_all = None if unit is None else _factorize(unit)
         n_people = by.shape[0] if unit_all is None else int(unit_all[0].size)
         unit = None if unit_all is None else unit_all[1]
         rows_at = np.arange(codes.shape[0])  # original row of each surviving row (values are read by it)
         if self.keys is not None:
-            # Rows of groups outside the public keys are dropped before bounding (data-independent: by label).
+            # Rows of groups outside the public keys are dropped before bounding: per row, by its label and the
+            # public keys, so neighbours stay neighbours, and a person's max_groups go to groups that are released.
             key_arr = np.asarray(self.keys)
             pos = np.searchsorted(labels, key_arr)
             pos = np.minimum(pos, labels.size - 1)
             found = labels[pos] == key_arr
+            if labels.dtype.kind == key_arr.dtype.kind == "f":
+                found |= np.isnan(labels[pos]) & np.isnan(key_arr)  # a key NaN is the group of missing labels
             to_key = np.full(labels.size, -1)
             to_key[pos[found]] = np.flatnonzero(found)
             codes = to_key[codes]
@@ -431,9 +474,15 @@ class GroupBy(DPMech):
                 pairs = np.sort(unit_codes.astype(np.int64) * n_groups + by_codes)  # distinct (person, group)
                 pairs = pairs[run_starts(pairs)]
                 people = _group_sums(pairs % n_groups, None, n_groups).astype(np.int64)
+            # The candidates are the groups that still hold a person (hence a kept row: max_rows ≥ 1) after
+            # bounding, never the raw labels: a label whose rows were all dropped by the bounding exists in one
+            # neighbour only, and noising it would release it at the rate of its noise alone, without the union bound
+            # over the ≤ G groups one person can create (see the class Notes). With no group emptied the candidates
+            # are all groups and the draws are the same as before.
+            candidates = np.flatnonzero(people > 0)
             t, tau = self.threshold(select)
-            noisy = people + _noise.two_sided_geometric(people.shape, t, rng)
-            released = np.flatnonzero(noisy >= tau)
+            noisy = people[candidates] + _noise.two_sided_geometric(candidates.shape, t, rng)
+            released = candidates[noisy >= tau]
         else:
             released = np.arange(n_groups)
         # Per-group sums of the released groups only (the others are never looked at again): the slot of every
@@ -442,7 +491,12 @@ class GroupBy(DPMech):
         slot[released] = np.arange(released.size)
         row_slot = np.full(by.shape[0], -1)
         row_slot[rows_at] = slot[by_codes]
-        return self._aggregate(labels[released], row_slot, values, released.size, parts, n_people, rng)
+        keys = labels[released]
+        if keys.dtype.kind in "US":
+            # A fixed-width string dtype is as wide as the longest label of the column, released or not: rebuilt from
+            # the released labels alone, so the result's dtype says nothing about the groups that were not released.
+            keys = np.array(keys.tolist(), dtype=keys.dtype.kind)
+        return self._aggregate(keys, row_slot, values, released.size, parts, n_people, rng)
 
     def _block_sums(self, block: Any, row_slot: np.ndarray, k: int) -> dict[str, Any]:
         """Exact integer per-group sums of one block ``(values, original row numbers)`` (Python-int arrays), and for
@@ -696,6 +750,65 @@ def _ratio_interval(
     return np.clip(lo, low, high), np.clip(hi, low, high)
 
 
+def _numeric_labels(dtype: Any) -> bool:
+    """Whether a pandas extension dtype (nullable integers, floats, booleans, arrow numbers, categoricals of those)
+    holds numeric labels."""
+    if hasattr(dtype, "categories"):
+        dtype = dtype.categories.dtype
+    return getattr(dtype, "kind", "O") in "biuf"  # pandas' extension dtypes state their numpy kind too
+
+
+def _label_kind(dtype: Any) -> str:
+    """The numpy kind of the group labels a column of this (public) dtype is read as, see :func:`_group_labels`."""
+    if isinstance(dtype, np.dtype):
+        return "U" if dtype.kind == "O" else dtype.kind
+    if "__UNKNOWN_CATEGORIES__" in getattr(dtype, "categories", ()):
+        return "?"  # a dask categorical whose categories are known only after a pass: not checked before the charge
+    return "f" if _numeric_labels(dtype) else "U"
+
+
+def _group_labels(value: Any, who: str) -> np.ndarray:
+    """The ``by`` column as labels whose type is fixed by the column's dtype, never by its values.
+
+    For a pandas extension dtype, ``to_numpy()`` picks its numpy dtype from the values: a nullable ``Int64`` column
+    gives int64 without a missing value and float64 with one, a nullable boolean gives bool or object, a categorical
+    its categories' type or float/object. One missing label would then change the released index's dtype, and
+    with public ``keys`` could stop every row from matching its key. So numeric and boolean extension dtypes are
+    always read as float64 (a missing label is the group NaN), and the others (strings, …) as strings (a missing
+    label is the group ``"nan"`` or ``"<NA>"``); a categorical is read from its categories, numeric or not.
+    (Integers beyond 2⁵³ are rounded by float64; merging labels is a per-row, public map, so still private.)
+    """
+    dtype: Any = getattr(value, "dtype", None)
+    if hasattr(dtype, "categories"):
+        # The categories (as float64 or strings), then NaN or "nan" for a missing label (code −1): converting the
+        # values instead would upcast integer categories to float only when a value is missing.
+        if _numeric_labels(dtype):
+            names = np.append(np.asarray(dtype.categories, dtype=np.float64), np.nan)
+        else:
+            names = np.asarray([str(c) for c in dtype.categories] + ["nan"], dtype=object)
+        value = names[np.asarray(getattr(value, "cat", value).codes)]  # a Series' or a Categorical's codes
+    elif hasattr(value, "to_numpy") and dtype is not None and not isinstance(dtype, np.dtype):
+        if _numeric_labels(dtype):
+            value = value.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            value = value.to_numpy(dtype=object)
+    return _labels(value, "by", who)
+
+
+def _check_keys_type(keys: tuple[Any, ...], label_kind: str, who: str) -> None:
+    """Public keys must be comparable with the labels (numbers with numbers, strings with strings): a mismatch would
+    match no row and silently release empty groups."""
+    key_kind = np.asarray(keys).dtype.kind
+    numbers = "biuf"
+    if (label_kind in numbers and key_kind not in numbers) or (label_kind in "US" and key_kind != label_kind):
+        kind = "numbers" if label_kind in numbers else "strings"
+        raise TypeError(
+            f"The 'keys' of {who} must be of the type of the 'by' labels, which are {kind} (dtype kind "
+            f"{label_kind!r}); got keys={list(keys)!r:.200} (kind {key_kind!r}), which would match no row. Pass keys "
+            f"of the labels' type, or convert the 'by' column."
+        )
+
+
 def _labels(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndarray:
     """A label column (groups, people) as a sortable array: object columns (strings, pandas categoricals with
     missing values) become strings, so a missing label is the group ``"nan"``."""
@@ -760,8 +873,10 @@ def groupby(
     bounds : (lower, upper), optional
         Public clipping bounds of the values (required for value statistics).
     keys : sequence, optional
-        Public group labels. Every key is released, missing ones as empty groups, and rows of other groups are
-        ignored. ``None`` (default): the groups are chosen privately (partition selection; rare groups are dropped).
+        Public group labels, of the labels' type. Every key is released (in this order), missing ones as empty
+        groups, and no other label; rows of other groups are dropped before contribution bounding. ``None``
+        (default): the groups are chosen privately among those that still hold a person after bounding (partition
+        selection; rare groups are dropped).
     privacy_unit : array_like, optional
         The person behind each row. ``None``: every row is a different person.
     max_groups, max_rows : int, default 1
@@ -784,8 +899,10 @@ def groupby(
     Returns
     -------
     pandas.DataFrame or Response
-        Indexed by the released groups (sorted), one column per statistic and one ``<statistic>_accuracy`` column
-        each; ``frame.attrs["alpha"]`` records α.
+        Indexed by the released groups (sorted, or in the order of ``keys``), one column per statistic and one
+        ``<statistic>_accuracy`` column each; ``frame.attrs["alpha"]`` records α. The index's type follows the
+        ``by`` column's dtype (pandas nullable numeric, boolean and numeric categorical columns give float64 labels,
+        other extension dtypes strings), never its values; see :class:`GroupBy`.
 
     Notes
     -----
