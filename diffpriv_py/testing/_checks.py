@@ -207,7 +207,14 @@ def check_release_returns_response(case: MechCase) -> None:
 
 
 def check_response_reports_actual_guarantee(case: MechCase) -> None:
-    """With a sampled sensitivity (gamma_sensitivity set) the Response reports random DP, a Gam with that γ."""
+    """With a sampled sensitivity (gamma_sensitivity set) the Response reports random DP, a Gam with that γ; on a
+    mechanism whose sensitivity is derived, a hand-set gamma_sensitivity is refused (only the sampler sets it)."""
+    if case.mechanism.sensitivity_is_derived:
+        try:
+            attrs.evolve(case.mechanism, gamma_sensitivity=0.1)
+        except (ValueError, TypeError):
+            return
+        raise AssertionError("a hand-set gamma_sensitivity was accepted on a mechanism whose sensitivity is derived")
     sampled = attrs.evolve(case.mechanism, gamma_sensitivity=0.1)
     r = _release(case, sampled)
     assert isinstance(r.privacy_params, Gam), f"expected a Gam after sampling, got {r.privacy_params!r}"
