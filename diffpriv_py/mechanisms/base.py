@@ -71,13 +71,6 @@ def _sampled_fields_from_sampler(instance: Any, attribute: attrs.Attribute[Any],
     )
 
 
-def _recheck_derived(mech: DPMech) -> None:
-    """Run the sensitivity floor and the sampler rule again before a charge (they hold even with validators off)."""
-    for field in attrs.fields(type(mech)):
-        if field.name in ("sensitivity", "sampling") and field.validator is not None:
-            field.validator(mech, field, getattr(mech, field.name))
-
-
 def _unknown_size_fix(X: Any) -> str:
     """How to declare the number of records of a dataset whose size is not public metadata."""
     kind = type(X[0] if isinstance(X, tuple) and X else X)
@@ -292,8 +285,6 @@ class DPMech(abc.ABC):
                 "(or no privacy at all). Set sensitivity= to the target's global sensitivity, or estimate it with "
                 "mech.sensitivity_sampler(oracle, n=...)."
             )
-        if self.sensitivity_is_derived:
-            _recheck_derived(self)
         self._check_params(privacy_params)
         return privacy_params
 

@@ -202,17 +202,17 @@ def test_dpsgd_takes_neither_a_sensitivity_nor_a_gamma_argument():
 
 
 @pytest.mark.parametrize("name", DERIVED)
-def test_a_forgery_built_with_validators_disabled_is_refused_before_the_charge(name):
-    """Even with attrs' validators switched off, the floor and the sampler rule run again before the charge: the
-    release raises and the accountant is untouched."""
-    build, data, params, _ = DERIVED[name]
-    mech = build()
-    with attrs.validators.disabled():
-        forged = attrs.evolve(mech, **_kwargs(mech, FORGED))
-    acc = dp.Accountant(budget=dp.Gam(100.0, 0.5, gamma=0.5))  # accepts random DP: only the floor can refuse
-    with pytest.raises(ValueError, match=r"sensitivity|sampled_n"):
-        forged.release_response(params, data, rng=0, accountant=acc)
-    assert acc.spent.epsilon == 0 and acc.spent.delta == 0
+def test_attrs_validate_catches_sampler_fields_forged_behind_attrs_back(name):
+    """Fields written with object.__setattr__ (bypassing the constructor) are caught by attrs.validate, like the
+    floor itself: gamma_sensitivity / sampled_n without the sampler's record, or a record that does not match."""
+    mech = DERIVED[name][0]()
+    object.__setattr__(mech, "sampled_n", N)
+    with pytest.raises(ValueError, match="sampled_n"):
+        attrs.validate(mech)
+    record = dp.sensitivity.SensitivitySampling(n=N, m=10, k=10, gamma=1e-9, sensitivity=0.0)
+    object.__setattr__(mech, "sampling", record)  # describes other fields than the mechanism has
+    with pytest.raises(ValueError, match="sampled_n"):
+        attrs.validate(mech)
 
 
 @pytest.mark.parametrize("name", [name for name, case in DERIVED.items() if case[3]])
