@@ -46,7 +46,7 @@ class SensitivitySampling:
 
     def describes(self, mech: Any) -> bool:
         """Whether ``mech``'s sensitivity fields are the ones this sampling produced."""
-        return (
+        return bool(
             mech.sensitivity == self.sensitivity and mech.gamma_sensitivity == self.gamma and mech.sampled_n == self.n
         )
 
