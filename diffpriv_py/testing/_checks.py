@@ -368,6 +368,8 @@ def check_sampler_sets_gamma_sensitivity(case: MechCase) -> None:
     assert mech.sensitivity == case.mechanism.sensitivity, "the sampler mutated the mechanism"
     assert math.isfinite(sampled.sensitivity) and sampled.sensitivity >= 0
     assert sampled.gamma_sensitivity is not None and 0 < sampled.gamma_sensitivity < 1
+    record = sampled.sampling
+    assert record is not None and record.describes(sampled), "the sampler did not attach its record of the sampling"
     if sampled.sensitivity > 0:
         r = _release(case, sampled)
         assert isinstance(r.privacy_params, Gam) and r.privacy_params.gamma == sampled.gamma_sensitivity
