@@ -11,7 +11,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BLOCK_ROWS", "Chunks", "first_block", "is_out_of_core", "map_reduce", "n_rows"]
+from ._validation import check_int
+
+__all__ = ["BLOCK_ROWS", "Chunks", "declared_rows", "first_block", "is_out_of_core", "map_reduce", "n_rows"]
 
 BLOCK_ROWS = 1 << 16
 """Rows per block for in-memory arrays: bounds temporary copies (clipping) without slowing BLAS down."""
@@ -25,14 +27,19 @@ class Chunks:
     source : iterable, or callable returning an iterable
         The blocks. Estimators that pass over the data several times (k-means) need a *re-iterable* source: a list,
         or a function that returns a fresh generator each time it is called (e.g. reading a file chunk by chunk).
+    n_records : int, optional
+        The number of records, declared (e.g. from the file's metadata) so it is known without a pass over the
+        blocks. Every pass checks it and raises ``ValueError`` at the first block that contradicts it. A mechanism
+        whose sensitivity was sampled for n records (``sampled_n``) needs it: it refuses data whose size is not
+        declared.
 
     Notes
     -----
     A container, not a mechanism: it makes no privacy claim of its own. The estimators and ``dp.stats`` functions
     that accept it compute the same sufficient statistics block by block and add the noise once, so the privacy
     guarantee (and, for a given seed, the release) is that of the in-memory call on the concatenated blocks.
-    Every pass must yield the same records; the number of records is counted in a first pass and is public under
-    replace-one neighbours.
+    Every pass must yield the same records; the number of records is public under replace-one neighbours: declared
+    with ``n_records``, or else counted in a first pass where a statistic needs it.
 
     Examples
     --------
@@ -45,7 +52,7 @@ class Chunks:
     (3,)
     """
 
-    def __init__(self, source: Iterable[Any] | Callable[[], Iterable[Any]]) -> None:
+    def __init__(self, source: Iterable[Any] | Callable[[], Iterable[Any]], *, n_records: int | None = None) -> None:
         if not (callable(source) or isinstance(source, Iterable)):
             raise TypeError(f"Chunks needs an iterable of blocks or a function returning one. Got {source!r}.")
         if isinstance(source, Iterator):
@@ -54,9 +61,30 @@ class Chunks:
                 "(a bare generator can only be read once)."
             )
         self._source = source
+        self._n_records = None if n_records is None else check_int(n_records, "n_records", minimum=1, owner="Chunks")
+
+    @property
+    def n_records(self) -> int | None:
+        """The declared number of records (``None``: not declared)."""
+        return self._n_records
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._source() if callable(self._source) else self._source)
+        blocks = iter(self._source() if callable(self._source) else self._source)
+        return blocks if self._n_records is None else self._checked(blocks, self._n_records)
+
+    @staticmethod
+    def _checked(blocks: Iterator[Any], declared: int) -> Iterator[Any]:
+        seen = 0
+        for block in blocks:
+            seen += len(block[0] if isinstance(block, tuple) else block)
+            if seen > declared:
+                break
+            yield block
+        if seen != declared:
+            raise ValueError(
+                f"The Chunks declared n_records={declared} but its blocks hold {'more' if seen > declared else seen}; "
+                "every pass must yield exactly the declared records. Fix n_records or the source."
+            )
 
 
 def _is_dask(data: Any) -> bool:
@@ -161,11 +189,38 @@ def _add(a: Any, b: Any) -> Any:
 
 def n_rows(data: Any) -> int:
     """Number of records, computed blockwise for out-of-core data (read from the shape where it is known, as for a
-    dask array with known chunks, without computing any block)."""
-    rows = getattr(data, "shape", (None,))[0] if not isinstance(data, tuple) else None
-    if isinstance(rows, (int, np.integer)):
-        return int(rows)
+    dask array with known chunks, or from a ``Chunks``' declared ``n_records``, without computing any block)."""
+    rows = declared_rows(data) if isinstance(data, Chunks) or not isinstance(data, tuple) else None
+    if rows is not None:
+        return rows
     return int(map_reduce(data, lambda block: len(block[0] if isinstance(block, tuple) else block)))
+
+
+def declared_rows(data: Any) -> int | None:
+    """The number of records of ``data`` if public metadata gives it without reading any record, else ``None``.
+
+    Known: numpy arrays and other objects whose ``shape[0]`` is an integer (a dask array with known chunks), lists,
+    pandas objects, ``Chunks`` with ``n_records``, and ``(X, y)`` tuples of these (whose parts must agree). Unknown:
+    generators and other iterators, a dask array with unknown chunk sizes, a dask DataFrame or Series (its length is
+    a computation), ``Chunks`` without ``n_records``.
+    """
+    if isinstance(data, Chunks):
+        return data.n_records
+    if isinstance(data, tuple):
+        sizes = [declared_rows(part) for part in data]
+        if not sizes or None in sizes:
+            return None
+        if len(set(sizes)) != 1:
+            raise ValueError(
+                f"A supervised dataset (X, y) must have the same number of records in each part. Got sizes {sizes}."
+            )
+        return sizes[0]
+    if isinstance(data, list) or (hasattr(data, "iloc") and not _is_dask(data)):
+        return len(data)
+    shape = getattr(data, "shape", None)
+    if isinstance(shape, tuple) and shape and isinstance(shape[0], (int, np.integer)):
+        return int(shape[0])
+    return None
 
 
 def first_block(data: Any) -> Any:

@@ -23,11 +23,12 @@ from ._datasets import append_record, n_records
 from ._rng import RNGLike, spawn_seeds
 from ._validation import check_in_range, check_int, check_size
 from .exceptions import DiffprivWarning, SensitivityError
+from .mechanisms.sampling import SensitivitySampling, attached_to
 
 if TYPE_CHECKING:
     from .mechanisms.base import DPMech
 
-__all__ = ["SamplerPlan", "plan_sampler", "sample_sensitivity", "sample_sensitivity_manual"]
+__all__ = ["SamplerPlan", "SensitivitySampling", "plan_sampler", "sample_sensitivity", "sample_sensitivity_manual"]
 
 logger = logging.getLogger("diffpriv_py")
 
@@ -270,7 +271,8 @@ def sample_sensitivity_manual(
     Returns
     -------
     DPMech
-        A new mechanism with the sampled sensitivity; ``gamma_sensitivity`` is left unchanged.
+        A new mechanism with the sampled sensitivity; ``gamma_sensitivity`` is left unchanged (on a mechanism whose
+        sensitivity is derived it is ``None``: the caller's (m, k) carry no γ, so the derived floor applies).
 
     Notes
     -----
@@ -280,13 +282,22 @@ def sample_sensitivity_manual(
     state once per call (a regime, a cluster) gives the two fresh records their own states, as in R. The first
     error (a failing target, a non-finite sensitivity) stops the run and cancels the outstanding work.
     """
+    mech._check_samplable()
     n = check_int(n, "n", minimum=1, owner="the sensitivity sampler")
     m = check_size(m, "m", maximum=MAX_SAMPLES, owner="the sensitivity sampler")
     k = check_int(k, "k", minimum=1, owner="the sensitivity sampler")
     if k > m:
         raise ValueError(f"The order statistic index k is not in {{1,...,m}}: k={k}, m={m}.")
     mech, sampled = _sample(mech, oracle, n, m, rng=rng, n_jobs=n_jobs, progress=progress)
-    return attrs.evolve(mech, sensitivity=_order_statistic(sampled, k), sampled_n=n)
+    # A user's own γ on a plain mechanism is kept (R parity); a derived sensitivity's γ is only ever the sampler's.
+    gamma = None if mech.sensitivity_is_derived else mech.gamma_sensitivity
+    return _with_sampling(mech, SensitivitySampling(n, m, k, gamma, _order_statistic(sampled, k)))
+
+
+def _with_sampling(mech: DPMech, record: SensitivitySampling) -> DPMech:
+    """A copy of ``mech`` with the sampled fields set and the record of the sampling attached (the only way it is)."""
+    with attached_to(type(mech), record):
+        return attrs.evolve(mech, sensitivity=record.sensitivity, gamma_sensitivity=record.gamma, sampled_n=record.n)
 
 
 def _order_statistic(sampled: np.ndarray, k: int) -> float:
@@ -345,6 +356,7 @@ def sample_sensitivity(
     Rubinstein, B. I. P. & Aldà, F. (2017). Pain-free random differential privacy with sensitivity sampling.
     ICML, PMLR 70:2950–2959.
     """
+    mech._check_samplable()
     plan = plan_sampler(m=m, gamma=gamma)
     if time_budget is not None:
         time_budget = check_in_range(
@@ -363,9 +375,8 @@ def sample_sensitivity(
             DiffprivWarning,
             stacklevel=3,
         )
-    return attrs.evolve(
-        probed, sensitivity=_order_statistic(sampled, plan.k), gamma_sensitivity=plan.gamma, sampled_n=n
-    )
+    record = SensitivitySampling(n, sampled.size, plan.k, plan.gamma, _order_statistic(sampled, plan.k))
+    return _with_sampling(probed, record)
 
 
 def _plan_after_timeout(m_done: int, gamma: float | None) -> SamplerPlan:

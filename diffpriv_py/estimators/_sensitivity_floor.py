@@ -26,19 +26,18 @@ def not_below(
     -----
     The noise of an estimator is calibrated to its ``sensitivity``; a value below the proven bound releases less
     noise than the privacy claim needs (``sensitivity=0`` releases the exact non-private answer under an ε-DP
-    label). A larger value is allowed (more noise, still private). A sensitivity set by
-    :meth:`~diffpriv_py.mechanisms.DPMech.sensitivity_sampler` (the mechanism then records both ``sampled_n`` and
-    ``gamma_sensitivity``) is accepted: its guarantee is the sampler's random DP, and the ``Response`` reports it as
-    a ``Gam``. Without ``gamma_sensitivity`` (``sensitivity_sampler_manual``, or ``sampled_n`` set by hand) the
-    release would report a plain ε-DP guarantee, so the floor applies. Validators run after every field is set, so
-    the floor may read other fields.
+    label). A larger value is allowed (more noise, still private). The one exception is a sensitivity that
+    :meth:`~diffpriv_py.mechanisms.DPMech.sensitivity_sampler` set, for a configuration whose ``_check_samplable``
+    allowed it: the mechanism then carries the sampler's record (``sampling``, never a constructor argument and
+    dropped by ``attrs.evolve``) with a γ, and the ``Response`` reports the sampler's random DP as a ``Gam``.
+    Public fields cannot forge that record, so ``gamma_sensitivity`` and ``sampled_n`` set by hand never lower the
+    floor (and are refused on their own, see ``DPMech.sampling``); nor does ``sensitivity_sampler_manual``, which
+    gives no γ. Validators run after every field is set, so the floor may read other fields.
     """
 
     def validate(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
-        if (
-            getattr(instance, "sampled_n", None) is not None
-            and getattr(instance, "gamma_sensitivity", None) is not None
-        ):
+        record = getattr(instance, "sampling", None)
+        if record is not None and record.gamma is not None and record.describes(instance):
             return  # the release reports the sampler's random-DP guarantee, not the derived ε-DP one
         bound = float(floor(instance) if callable(floor) else floor)
         if not value >= bound:  # NaN fails too
@@ -46,9 +45,10 @@ def not_below(
             raise ValueError(
                 f"{type(instance).__name__} has the derived replace-one sensitivity {bound:.6g}{source}; "
                 f"sensitivity={value!r} is below it and would under-protect (0 releases the exact non-private "
-                "answer). Leave sensitivity unset, pass a value >= the derived one, or estimate it with "
-                "sensitivity_sampler (whose random-DP guarantee the release then reports; sensitivity_sampler_manual "
-                "sets no guarantee and so cannot go below the derived value)."
+                "answer), whatever gamma_sensitivity or sampled_n say. Leave sensitivity unset, pass a value >= the "
+                "derived one, or estimate it with est.sensitivity_sampler(oracle, n=...) where the estimator allows "
+                "sampling (its random-DP guarantee is then reported; sensitivity_sampler_manual sets no guarantee "
+                "and so cannot go below the derived value)."
             )
 
     return validate

@@ -745,6 +745,7 @@ class DPSGDClassifier(DPMech):
     gamma_sensitivity: float | None = attrs.field(  # pyright: ignore[reportIncompatibleVariableOverride]
         init=False, default=None, repr=False
     )
+    sensitivity_is_derived: ClassVar[bool] = True
 
     privacy_params_type: ClassVar[type[Eps]] = Del
 
@@ -901,14 +902,12 @@ class DPSGDClassifier(DPMech):
     def _norm(self, value1: Any, value2: Any) -> float:
         raise TypeError("DP-SGD's sensitivity is the clipping norm by construction; there is nothing to sample.")
 
-    def sensitivity_sampler(self, *args: Any, **kwargs: Any) -> DPMech:
-        """Not applicable: every step's sensitivity is the clipping norm C by construction."""
+    def _check_samplable(self) -> None:
+        """Not applicable: every step's sensitivity is the clipping norm C by construction; raises TypeError."""
         raise TypeError(
             "DPSGDClassifier clips every gradient to clip_norm, so its sensitivity is known; there is nothing to "
             "sample. Release it directly with release_response."
         )
-
-    sensitivity_sampler_manual = sensitivity_sampler
 
     def _release(self, value: _Training, privacy_params: Eps, rng: np.random.Generator) -> DPSGDModel:
         sizes = [value.X.shape[1], *self.hidden_layer_sizes, value.classes.size]

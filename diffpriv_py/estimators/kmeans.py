@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import attrs
 import numpy as np
@@ -915,6 +915,7 @@ class KMeans(DPMech):
     target: Any = attrs.field(init=False, repr=False, eq=False, default=attrs.Factory(_prepare_target, takes_self=True))
     sensitivity: float = attrs.field(default=1.0, converter=_sensitivity, repr=False, validator=not_below(1.0))
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
+    sensitivity_is_derived: ClassVar[bool] = True
 
     # ---- public helpers ------------------------------------------------------------------------------------------
 
@@ -1006,17 +1007,8 @@ class KMeans(DPMech):
             return rng.uniform(-1.0, 1.0, size=(n_releases, self.k, d))
         return _sphere_packing(self.k, d, rng, n_releases)
 
-    def sensitivity_sampler(self, *args: Any, **kwargs: Any) -> DPMech:
-        """Sample the sensitivity (input perturbation only); see :meth:`DPMech.sensitivity_sampler`."""
-        self._check_samplable()
-        return super().sensitivity_sampler(*args, **kwargs)
-
-    def sensitivity_sampler_manual(self, *args: Any, **kwargs: Any) -> DPMech:
-        """Like :meth:`sensitivity_sampler` with a manual (m, k); input perturbation only."""
-        self._check_samplable()
-        return super().sensitivity_sampler_manual(*args, **kwargs)
-
     def _check_samplable(self) -> None:
+        """The sensitivity may be sampled for input perturbation only (see the error for DPLloyd)."""
         if self.method != "input_perturbation":
             raise TypeError(
                 "KMeans(method='dplloyd') cannot use a sampled sensitivity: its cluster counts change by 2 whenever a "

@@ -321,6 +321,7 @@ class _LinearERM(DPMech):
         validator=not_below(GRADIENT_SENSITIVITY, "CMS'11: rows in the unit ball and |ℓ'| ≤ 1"),
     )
     gamma_sensitivity: float | None = attrs.field(default=None, kw_only=True, converter=_gamma_sensitivity)
+    sensitivity_is_derived: ClassVar[bool] = True
 
     loss_name: ClassVar[str] = "logistic"
 
@@ -426,21 +427,9 @@ class _LinearERM(DPMech):
             return np.concatenate([coef, intercept[..., None]], axis=-1).reshape(n, -1)
         return np.stack([np.asarray(self._release(value, privacy_params, rng)) for _ in range(n)])
 
-    def sensitivity_sampler(self, *args: Any, **kwargs: Any) -> DPMech:
-        """Sample the sensitivity of the minimiser (output perturbation only); see :meth:`DPMech.sensitivity_sampler`.
-
-        Objective perturbation is calibrated to the change of one record's loss gradient at *every* f, which the
-        minimisers' distance does not bound, so sampling is refused for it.
-        """
-        self._refuse_sampling_objective()
-        return super().sensitivity_sampler(*args, **kwargs)
-
-    def sensitivity_sampler_manual(self, *args: Any, **kwargs: Any) -> DPMech:
-        """Like :meth:`sensitivity_sampler` with a manual (m, k); output perturbation only."""
-        self._refuse_sampling_objective()
-        return super().sensitivity_sampler_manual(*args, **kwargs)
-
-    def _refuse_sampling_objective(self) -> None:
+    def _check_samplable(self) -> None:
+        """Sampling is refused for objective perturbation: its noise is calibrated to the change of one record's loss
+        gradient at *every* f, which the minimisers' distance (``sensitivity_norm``) does not bound."""
         if self.reg_lambda == "auto":
             raise TypeError(
                 f"{type(self).__name__}(reg_lambda='auto') cannot use a sampled sensitivity: Λ is chosen at release "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any, Literal, SupportsFloat
+from typing import Any, ClassVar, Literal, SupportsFloat
 
 import attrs
 import numpy as np
@@ -377,6 +377,7 @@ class LinearRegression(DPMech):
     target: Any = attrs.field(init=False, repr=False, eq=False, default=attrs.Factory(_prepare_target, takes_self=True))
     sensitivity: float = attrs.field(default=1.0, converter=_sensitivity, repr=False, validator=not_below(1.0))
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
+    sensitivity_is_derived: ClassVar[bool] = True
 
     @property
     def privacy_params_type(self) -> type[Eps]:  # type: ignore[override]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import attrs
 import numpy as np
@@ -611,6 +611,7 @@ class PCA(DPMech):
         ),
     )
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
+    sensitivity_is_derived: ClassVar[bool] = True
 
     @property
     def privacy_params_type(self) -> type[Eps]:  # type: ignore[override]
@@ -838,13 +839,9 @@ class PCA(DPMech):
         assert energy is not None  # trace=True always returns it
         return energy / (concentration * value.n)
 
-    def sensitivity_sampler(self, *args: Any, **kwargs: Any) -> DPMech:
+    def _check_samplable(self) -> None:
         """Not needed: the sensitivity of PCA is derived exactly from ``data_norm`` (see Notes); raises TypeError."""
         raise TypeError(
             "PCA's sensitivity is derived exactly from the public data_norm (rows are clipped to it), so there is "
             "nothing to sample. Pass data_norm= instead."
         )
-
-    def sensitivity_sampler_manual(self, *args: Any, **kwargs: Any) -> DPMech:
-        """Not needed: the sensitivity of PCA is derived exactly from ``data_norm``; raises TypeError."""
-        return self.sensitivity_sampler()

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, SupportsFloat, SupportsIndex
 import attrs
 import numpy as np
 
-from .._datasets import n_records
+from .._blockwise import declared_rows
 from .._rng import RNGLike, as_generator
 from .._validation import check_in_range, check_int, refuse_masked
 from ..exceptions import SensitivityError, TargetOutputError
 from ..privacy import Eps
 from ..response import Response
+from .sampling import SensitivitySampling, pending_sampling
 
 if TYPE_CHECKING:
     from scipy.stats import rv_continuous
@@ -54,11 +55,36 @@ def _sampled_n(value: SupportsIndex | None) -> int | None:
     return None if value is None else check_int(value, "sampled_n", minimum=1, owner="the mechanism")
 
 
-def _n_records_or_none(X: Any) -> int | None:
-    try:
-        return n_records(X)
-    except (TypeError, ValueError):
-        return None
+def _sampled_fields_from_sampler(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """On a mechanism whose sensitivity is derived, ``gamma_sensitivity`` and ``sampled_n`` come from the sampler."""
+    if not instance.sensitivity_is_derived or (value is not None and value.describes(instance)):
+        return
+    hand = [f"{name}={getattr(instance, name)!r}" for name in ("gamma_sensitivity", "sampled_n")]
+    if value is None and instance.gamma_sensitivity is None and instance.sampled_n is None:
+        return
+    raise ValueError(
+        f"{type(instance).__name__} derives its sensitivity from its public settings, so gamma_sensitivity and "
+        f"sampled_n can only be set by its sensitivity_sampler, which records the sampling; got {', '.join(hand)} "
+        "without that record (set by hand, or kept by attrs.evolve after a setting changed). They would relabel "
+        "the release as random DP without making it private. Leave them unset, or call "
+        "est.sensitivity_sampler(oracle, n=...) on the final settings (where the estimator allows sampling)."
+    )
+
+
+def _unknown_size_fix(X: Any) -> str:
+    """How to declare the number of records of a dataset whose size is not public metadata."""
+    kind = type(X[0] if isinstance(X, tuple) and X else X)
+    if kind.__module__.split(".")[0] in ("dask", "dask_expr"):
+        if hasattr(X[0] if isinstance(X, tuple) else X, "to_dask_array"):
+            return (
+                "A dask DataFrame does not know its number of rows: pass X.to_dask_array(lengths=True) (a dask "
+                "array whose chunk sizes are known) or, if it fits in memory, X.compute()."
+            )
+        return "A dask array with unknown chunk sizes: declare them with X = X.compute_chunk_sizes()."
+    return (
+        "Pass a numpy array, a list of records, a pandas object, a dask array with known chunk sizes, or "
+        "dp.Chunks(source, n_records=n), which declares its number of records (a generator has no size)."
+    )
 
 
 def check_accountant(accountant: Any) -> Any:
@@ -114,7 +140,19 @@ class DPMech(abc.ABC):
         ``None`` means the sensitivity is a true global bound.
     sampled_n : int or None, default None
         Set by the sensitivity sampler: the number of records the sensitivity was sampled for. A release on a
-        dataset of another size is refused before any budget is charged.
+        dataset of another size, or of a size that is not public metadata (a generator, a dask collection of
+        unknown length, :class:`~diffpriv_py.Chunks` without ``n_records``), is refused before any budget is
+        charged.
+
+    Attributes
+    ----------
+    sampling : SensitivitySampling or None
+        Set only by the sensitivity sampler, never by a constructor argument: how the sensitivity was sampled
+        (``n``, ``m``, ``k``, ``gamma``). :func:`attrs.evolve` does not carry it over, so a changed copy of a sampled
+        mechanism has none. On a mechanism whose sensitivity the library derives (:attr:`sensitivity_is_derived`,
+        e.g. the estimators) ``gamma_sensitivity`` and ``sampled_n`` are refused without it, and only with it may a
+        sampled sensitivity (with its γ) lie below the derived one. On the other mechanisms a hand-set
+        ``gamma_sensitivity`` is the user's own declaration, as in R.
 
     Notes
     -----
@@ -128,9 +166,20 @@ class DPMech(abc.ABC):
     sensitivity: float = attrs.field(default=math.inf, converter=_sensitivity)
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity)
     sampled_n: int | None = attrs.field(default=None, converter=_sampled_n)
+    sampling: SensitivitySampling | None = attrs.field(
+        init=False,
+        default=attrs.Factory(pending_sampling, takes_self=True),
+        eq=False,
+        repr=False,
+        validator=_sampled_fields_from_sampler,
+    )
 
     privacy_params_type: ClassVar[type[Eps]] = Eps
     """The privacy-parameter class a release needs (a subclass such as Gam is accepted too)."""
+
+    sensitivity_is_derived: ClassVar[bool] = False
+    """Whether the library derives the sensitivity from public settings (estimators, group-by): then it can be raised,
+    never lowered, and ``gamma_sensitivity`` / ``sampled_n`` come only from the sampler (see :attr:`sampling`)."""
 
     # ---- public template -------------------------------------------------------------------------------------
 
@@ -193,14 +242,22 @@ class DPMech(abc.ABC):
         Under replace-one neighbours the number of records, the shape and the types of a dataset are public, so a
         release that cannot work because of them is refused here, before the accountant is charged. A mechanism
         whose sensitivity was sampled for ``sampled_n`` records refuses a dataset of another size (the sampled
-        sensitivity says nothing about it). Subclasses add their own public checks in ``_check_dataset``; what
+        sensitivity says nothing about it), and a dataset whose size is not public metadata (a generator, a dask
+        collection of unknown length, ``Chunks`` without ``n_records``): counting it would read the data, which may
+        not give the same records twice. Subclasses add their own public checks in ``_check_dataset``; what
         depends on the values themselves (NaN, the target's output) is checked after the charge.
         """
         if type(X) is not np.ndarray:  # a plain array is not masked: the common case, without building the owner name
             refuse_masked(X, owner=type(self).__name__)
         if self.sampled_n is not None:
-            size = _n_records_or_none(X)
-            if size is not None and size != self.sampled_n:
+            size = declared_rows(X)
+            if size is None:
+                raise SensitivityError(
+                    f"The sensitivity of {type(self).__name__} was sampled for datasets of n={self.sampled_n} "
+                    f"records and holds only at that n, but the number of records of X ({type(X).__name__}) is not "
+                    f"known without reading the data. {_unknown_size_fix(X)}"
+                )
+            if size != self.sampled_n:
                 raise SensitivityError(
                     f"The sensitivity of {type(self).__name__} was sampled for datasets of n={self.sampled_n} "
                     f"records, but X has {size}. A sampled sensitivity only holds at the n it was sampled for; run "
@@ -284,6 +341,9 @@ class DPMech(abc.ABC):
         return sample_sensitivity_manual(self, oracle, n, m, k, rng=rng, n_jobs=n_jobs, progress=progress)
 
     # ---- hooks for subclasses --------------------------------------------------------------------------------
+
+    def _check_samplable(self) -> None:  # noqa: B027 - optional hook
+        """Refuse (``TypeError``, saying why) to sample the sensitivity of this configuration; runs before sampling."""
 
     def _check_params(self, privacy_params: Eps) -> None:  # noqa: B027 - optional hook
         """Mechanism-specific checks of the privacy parameters (e.g. Gaussian needs δ > 0)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -245,6 +245,7 @@ class GroupBy(DPMech):
 
     target: Callable[[Any], Any] = attrs.field(default=_identity, validator=_callable_target)
     sensitivity: float = attrs.field(default=1.0, converter=_sensitivity)  # as the base's; unused here
+    sensitivity_is_derived: ClassVar[bool] = True
     statistics: tuple[str, ...] = attrs.field(default=("count",), converter=_statistics)
     bounds: tuple[float, float] | None = attrs.field(default=None)
     keys: tuple[Any, ...] | None = attrs.field(default=None, converter=_keys)
@@ -358,6 +359,13 @@ class GroupBy(DPMech):
                     f"{select!r} puts the threshold's e^epsilon or delta_0 beyond float64. Pass a smaller epsilon "
                     "(the selection's threshold stops improving long before that) or the public keys=[...]."
                 ) from None
+
+    def _check_samplable(self) -> None:
+        """Refused: every noised vector has its own derived sensitivity (the inherited one is unused)."""
+        raise TypeError(
+            "GroupBy derives the sensitivity of each noised vector from bounds, max_groups and max_rows (see its "
+            "Notes); there is nothing to sample. Tighten those public limits instead."
+        )
 
     def _check_dataset(self, X: Any) -> Any:
         who = "dp.stats.groupby"

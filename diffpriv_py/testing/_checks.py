@@ -207,7 +207,14 @@ def check_release_returns_response(case: MechCase) -> None:
 
 
 def check_response_reports_actual_guarantee(case: MechCase) -> None:
-    """With a sampled sensitivity (gamma_sensitivity set) the Response reports random DP, a Gam with that γ."""
+    """With a sampled sensitivity (gamma_sensitivity set) the Response reports random DP, a Gam with that γ; on a
+    mechanism whose sensitivity is derived, a hand-set gamma_sensitivity is refused (only the sampler sets it)."""
+    if case.mechanism.sensitivity_is_derived:
+        try:
+            attrs.evolve(case.mechanism, gamma_sensitivity=0.1)
+        except (ValueError, TypeError):
+            return
+        raise AssertionError("a hand-set gamma_sensitivity was accepted on a mechanism whose sensitivity is derived")
     sampled = attrs.evolve(case.mechanism, gamma_sensitivity=0.1)
     r = _release(case, sampled)
     assert isinstance(r.privacy_params, Gam), f"expected a Gam after sampling, got {r.privacy_params!r}"
@@ -361,6 +368,8 @@ def check_sampler_sets_gamma_sensitivity(case: MechCase) -> None:
     assert mech.sensitivity == case.mechanism.sensitivity, "the sampler mutated the mechanism"
     assert math.isfinite(sampled.sensitivity) and sampled.sensitivity >= 0
     assert sampled.gamma_sensitivity is not None and 0 < sampled.gamma_sensitivity < 1
+    record = sampled.sampling
+    assert record is not None and record.describes(sampled), "the sampler did not attach its record of the sampling"
     if sampled.sensitivity > 0:
         r = _release(case, sampled)
         assert isinstance(r.privacy_params, Gam) and r.privacy_params.gamma == sampled.gamma_sensitivity
