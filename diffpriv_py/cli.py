@@ -17,6 +17,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from ._extras import MissingExtraError, require
+
 __all__ = ["CLIError", "main"]
 
 PROG = "diffpriv-py"
@@ -379,6 +381,11 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     models = None if args.models is None else [m for m in args.models.split(",") if m.strip()]
     evaluation._resolve_models(models, args.privatisation, data.task)  # fail before any output if unavailable
+    if args.plot:  # the plots are drawn after the study: find a missing matplotlib before it starts
+        try:
+            require("matplotlib", feature=f"{PROG} evaluate --plot")
+        except MissingExtraError as err:
+            raise CLIError(f"{err}; or pass --no-plot") from None
     max_records = args.max_records if args.max_records > 0 else None
     used = min(data.n_records, max_records or data.n_records)
     how = {
