@@ -114,9 +114,18 @@ def test_an_accountant_itself_is_never_pickled_and_says_why():
 def test_the_stand_in_refuses_reports_and_charges_but_copies_freely():
     """It holds no budget: every use refuses (so a release through it fails before anything is computed)."""
     stand_in = DetachedAccountant("LogisticRegression", "Eps(epsilon=1.0)")
-    for use in (lambda: stand_in.spend(dp.Eps(0.1)), lambda: stand_in.check(dp.Eps(0.1)), lambda: stand_in.spent):
+    uses = (
+        lambda: stand_in.spend(dp.Eps(0.1)),
+        lambda: stand_in.check(dp.Eps(0.1)),
+        lambda: stand_in.spent,
+        lambda: stand_in.remaining_per_release(2),
+        lambda: stand_in.summary(),
+        lambda: stand_in.scope("x"),
+    )
+    for use in uses:
         with pytest.raises(AccountantProcessError, match="LogisticRegression"):
             use()
+    assert not hasattr(stand_in, "get_params")  # an ordinary missing attribute (scikit-learn probes parameters so)
     assert isinstance(copy.deepcopy(stand_in), DetachedAccountant)
     assert isinstance(pickle.loads(pickle.dumps(stand_in)), DetachedAccountant)
     x = np.linspace(0, 1, 10)

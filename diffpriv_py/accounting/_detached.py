@@ -28,8 +28,9 @@ CROSS_PROCESS = (
 class DetachedAccountant:
     """Stands in for an accountant in a copy of its holder made in another process (or loaded from a file).
 
-    It refuses every charge and every report, so a release through it fails before anything is computed, and
-    says why (:data:`CROSS_PROCESS`) and how to fix it. It pickles and copies freely (it holds no budget).
+    It refuses every charge and every report (every attribute of the :class:`~diffpriv_py.Accountant` interface), so
+    a release through it fails before anything is computed, and says why and how to fix it. It pickles and copies
+    freely (it holds no budget).
 
     Parameters
     ----------
@@ -37,6 +38,12 @@ class DetachedAccountant:
         What was copied, e.g. ``"LogisticRegression"``: the first words of the message.
     budget : str
         The original accountant's budget, as text (for the message only).
+
+    Notes
+    -----
+    Privacy: the budget is spent in one ledger only. A copy holds no ledger and can charge nothing, and every
+    release is charged before its target is evaluated (``DPMech.release_response``), so a release through this
+    stand-in raises before it reads the data: no copy can release anything the original's budget did not pay for.
     """
 
     def __init__(self, holder: str, budget: str) -> None:
@@ -55,24 +62,15 @@ class DetachedAccountant:
         """Refuse: this process holds no ledger to charge."""
         self._refuse()
 
-    def check(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Refuse: this process holds no ledger to check against."""
-        self._refuse()
+    def __getattr__(self, name: str) -> Any:
+        # Every other part of the Accountant's interface (check, spent, remaining, ledger, summary, scope, ...)
+        # refuses with the same message; anything else is an ordinary missing attribute (so copy, pickle and
+        # scikit-learn's hasattr probes work as for any object).
+        from ._accountant import Accountant
 
-    @property
-    def spent(self) -> NoReturn:
-        """Refused: the ledger is in another process."""
-        self._refuse()
-
-    @property
-    def remaining(self) -> NoReturn:
-        """Refused: the ledger is in another process."""
-        self._refuse()
-
-    @property
-    def ledger(self) -> NoReturn:
-        """Refused: the ledger is in another process."""
-        self._refuse()
+        if not name.startswith("_") and hasattr(Accountant, name):
+            self._refuse()
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __repr__(self) -> str:
         return f"DetachedAccountant(holder={self.holder!r}, budget={self.budget_text})"
