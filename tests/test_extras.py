@@ -107,7 +107,7 @@ def test_bundled_datasets_without_their_extra_name_it():
     )
 
 
-def test_evaluate_models_and_plots_without_their_extra_name_it():
+def test_evaluate_models_without_scikit_learn_name_the_extra():
     _run(
         "sklearn,matplotlib",
         """
