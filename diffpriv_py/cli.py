@@ -17,10 +17,13 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from ._extras import MissingExtraError, require
+
 __all__ = ["CLIError", "main"]
 
 PROG = "diffpriv-py"
 EXIT_OK, EXIT_REFUTED, EXIT_ERROR = 0, 1, 2
+DEFAULT_SEARCH_SECONDS = 30.0  # audit --search: long enough for the screen, explore and confirm stages
 
 
 class CLIError(Exception):
@@ -329,6 +332,16 @@ def _epsilons(text: str) -> list[float]:
     return values
 
 
+def _numbers(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        values = []
+    if not values:
+        raise argparse.ArgumentTypeError(f"--replacements must be comma-separated numbers, e.g. 0,1; got {text!r}")
+    return values
+
+
 def _positive_float(name: str, *, upper: float = math.inf) -> Callable[[str], float]:
     def parse(text: str) -> float:
         try:
@@ -379,6 +392,11 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     models = None if args.models is None else [m for m in args.models.split(",") if m.strip()]
     evaluation._resolve_models(models, args.privatisation, data.task)  # fail before any output if unavailable
+    if args.plot:  # the plots are drawn after the study: find a missing matplotlib before it starts
+        try:
+            require("matplotlib", feature=f"{PROG} evaluate --plot")
+        except MissingExtraError as err:
+            raise CLIError(f"{err}; or pass --no-plot") from None
     max_records = args.max_records if args.max_records > 0 else None
     used = min(data.n_records, max_records or data.n_records)
     how = {
@@ -572,8 +590,9 @@ def _innermost_frame(err: BaseException) -> Any:
     return tb.tb_frame
 
 
-def _audit_case(obj: Any, args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
-    """Turn a user's object into (mechanism, X, X_neighbour, privacy_params or None)."""
+def _audit_case(obj: Any, args: argparse.Namespace) -> tuple[Any, Any, Any, Any, bool]:
+    """Turn a user's object into (mechanism, X, X_neighbour, privacy_params or None, whether the pair is the
+    default one of a bare mechanism)."""
     from .mechanisms import DPMech
 
     if callable(obj) and not isinstance(obj, DPMech) and not isinstance(obj, type):
@@ -581,17 +600,17 @@ def _audit_case(obj: Any, args: argparse.Namespace) -> tuple[Any, Any, Any, Any]
             obj = obj()
     if all(hasattr(obj, name) for name in ("mechanism", "privacy_params", "dataset", "neighbour")):
         case: Any = obj  # a testing.MechCase, or any object with its four attributes
-        return case.mechanism, case.dataset, case.neighbour, case.privacy_params
+        return case.mechanism, case.dataset, case.neighbour, case.privacy_params, False
     if isinstance(obj, DPMech):
         n = args.records
-        return obj, np.zeros(n), np.concatenate([np.zeros(n - 1), [1.0]]), None
+        return obj, np.zeros(n), np.concatenate([np.zeros(n - 1), [1.0]]), None, True
     if isinstance(obj, dict):
         missing = {"mechanism", "X", "X_neighbour"} - set(obj)
         if missing:
             raise CLIError(f"the audit case dict lacks the key(s) {', '.join(sorted(missing))}")
-        return obj["mechanism"], obj["X"], obj["X_neighbour"], obj.get("privacy_params")
+        return obj["mechanism"], obj["X"], obj["X_neighbour"], obj.get("privacy_params"), False
     if isinstance(obj, tuple) and len(obj) in (3, 4) and isinstance(obj[0], DPMech):
-        return obj[0], obj[1], obj[2], obj[3] if len(obj) == 4 else None
+        return obj[0], obj[1], obj[2], obj[3] if len(obj) == 4 else None, False
     raise CLIError(
         f"cannot audit a {type(obj).__name__}: give a DPMech instance, a testing.MechCase, a dict with keys "
         "mechanism, X, X_neighbour (and optionally privacy_params), or a function returning one"
@@ -605,15 +624,21 @@ def _run_audit(args: argparse.Namespace) -> int:
     if args.list:
         print(format_table(["Name", "What"], [[name, about] for name, (about, _) in builtins.items()]))
         return EXIT_OK
+    if not args.search:
+        for flag, value in (("--time-budget", args.time_budget), ("--replacements", args.replacements)):
+            if value is not None:
+                raise CLIError(f"{flag} is an option of the search: add --search")
+    elif args.samples is not None:
+        raise CLIError("--samples is for the pair audit; --search sizes its samples to fit --time-budget")
     if args.mechanism is None:
         raise CLIError(f"name a mechanism to audit: one of {', '.join(builtins)}, or MODULE:OBJECT")
     if args.mechanism in builtins:
         about, build = builtins[args.mechanism]
         mechanism, X, X_neighbour = build(args.epsilon, args.delta or 0.0)
-        params = None
+        params, default_pair = None, False
         source = f"built-in {args.mechanism!r}: {about}"
     elif ":" in args.mechanism:
-        mechanism, X, X_neighbour, params = _audit_case(_load_object(args.mechanism), args)
+        mechanism, X, X_neighbour, params, default_pair = _audit_case(_load_object(args.mechanism), args)
         source = args.mechanism
     else:
         raise CLIError(f"unknown mechanism {args.mechanism!r}: use one of {', '.join(builtins)}, or MODULE:OBJECT")
@@ -621,12 +646,17 @@ def _run_audit(args: argparse.Namespace) -> int:
         needs_delta = issubclass(getattr(mechanism, "privacy_params_type", Eps), Del)
         delta = args.delta if args.delta is not None else (1e-5 if needs_delta else 0.0)
         params = Del(args.epsilon, delta) if delta > 0 or needs_delta else Eps(args.epsilon)
-    try:
-        from .testing import audit
-    except ImportError:
-        raise CLIError(
-            "the privacy auditor (diffpriv_py.testing.audit) is not available in this installation"
-        ) from None
+    if args.search:
+        data, replacements = X, args.replacements
+        if args.mechanism in builtins:
+            replacements = [0.0, 1.0] if replacements is None else replacements  # their targets assume [0, 1]
+        elif default_pair:
+            # A bare mechanism's default records 0, …, 0 are degenerate data to search from (a trimmed or robust
+            # target ignores any one of them): the search starts from records spread over the same domain [0, 1].
+            data = np.linspace(0.0, 1.0, args.records)
+        return _run_search(mechanism, data, params, source, replacements, args)
+    from .testing import audit
+
     print(f"Auditing {type(mechanism).__name__} ({source}) ...", flush=True)
     start = time.perf_counter()
     with _user_code(source, "being audited") if ":" in args.mechanism else contextlib.nullcontext():
@@ -649,6 +679,56 @@ def _run_audit(args: argparse.Namespace) -> int:
     print("\n".join(f"  {key.ljust(width)}  {value}" for key, value in rows))
     print(
         f"\nNo violation found: the bound does not exceed the claimed {sym['eps']} (evidence, not a proof)."
+        if report.passed
+        else f"\nThe privacy loss exceeds the claim with confidence 1 - {args.alpha:g}: do not release with it."
+    )
+    return EXIT_OK if report.passed else EXIT_REFUTED
+
+
+def _run_search(
+    mechanism: Any, data: Any, params: Any, source: str, replacements: Any, args: argparse.Namespace
+) -> int:
+    """``audit --search``: :func:`diffpriv_py.testing.search_audit` within ``--time-budget``; prints the worst pair."""
+    from .testing import search_audit
+
+    budget = args.time_budget if args.time_budget is not None else DEFAULT_SEARCH_SECONDS
+    print(
+        f"Searching neighbouring pairs for {type(mechanism).__name__} ({source}) for about {budget:g} s ...",
+        flush=True,
+    )
+    with _user_code(source, "being audited") if ":" in args.mechanism else contextlib.nullcontext():
+        report = search_audit(
+            mechanism, data, params, alpha=args.alpha, rng=args.seed, time_budget=budget, replacements=replacements
+        )
+    sym = _symbols()
+    worst = report.worst
+    audit = None if worst is None else worst.confirm
+    explored = sum(p.explore is not None for p in report.pairs)
+    rows = [
+        ("claimed guarantee", describe_guarantee(getattr(audit, "claim", params))),
+        ("worst pair", "none confirmed" if worst is None else worst.description),
+        (f"{sym['eps']} lower bound", _fmt_number(float(report.epsilon_lower_bound))),
+    ]
+    if audit is not None:
+        rows += [
+            (f"{sym['delta']} lower bound", _fmt_number(float(audit.delta_lower_bound))),
+            ("strongest event", f"{audit.event} (counts {audit.counts[0]} vs {audit.counts[1]})"),
+            ("releases per dataset", str(audit.n)),
+        ]
+    rows += [
+        ("pairs", f"{len(report.pairs)} screened, {explored} explored, {len(report.confirmed)} confirmed"),
+        ("confidence", f"1 - {args.alpha:g} (every confirmed bound together)"),
+        ("seed", f"{report.seed} (rerun with --seed {report.seed})"),
+        ("time", f"{report.elapsed:.1f} s"),
+        ("verdict", "claim not refuted" if report.passed else "REFUTED: the mechanism leaks more than it claims"),
+    ]
+    width = max(len(key) for key, _ in rows)
+    print("\n".join(f"  {key.ljust(width)}  {value}" for key, value in rows))
+    for finding in report.findings[:3]:
+        print(f"  screen: {finding}")
+    print(
+        f"\nNo violation found on the pairs tried: the bound does not exceed the claimed {sym['eps']} (evidence, not "
+        "a proof)."
         if report.passed
         else f"\nThe privacy loss exceeds the claim with confidence 1 - {args.alpha:g}: do not release with it."
     )
@@ -810,6 +890,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--records", type=_count("--records", 2, 10**7), default=10, help="records in the default datasets (default 10)"
     )
     audit.add_argument("--seed", type=_seed, help="make the audit reproducible")
+    search = audit.add_argument_group(
+        "search",
+        "Instead of one pair, search many neighbouring pairs (records replaced by bounds, extreme, tiny and nearby "
+        "values) for one that refutes the claim, and report the worst (diffpriv_py.testing.search_audit).",
+    )
+    search.add_argument("--search", action="store_true", help="search neighbouring pairs for the worst one")
+    search.add_argument(
+        "--time-budget",
+        type=_positive_float("--time-budget", upper=86400.0),
+        metavar="SECONDS",
+        help=f"seconds the search aims for (default {DEFAULT_SEARCH_SECONDS:g})",
+    )
+    search.add_argument(
+        "--replacements",
+        type=_numbers,
+        metavar="LIST",
+        help="comma-separated replacement values to try instead of the built-in adversarial ones, e.g. the data "
+        "domain your target assumes (default: the adversarial values; 0,1 for the built-in mechanisms)",
+    )
     audit.set_defaults(func=_run_audit)
     return parser
 

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import attrs
 import numpy as np
 
+from ._extras import require
 from ._rng import RNGLike, as_generator
 from ._validation import check_int
 
@@ -355,7 +356,7 @@ def load_adult(
     columns = _adult_columns(subset)
     by_name = dict(zip(ADULT_COLUMNS, columns, strict=True))
     if as_frame:
-        pd = _require("pandas", "load_adult(as_frame=True)", "pandas")
+        pd = require("pandas", feature="load_adult(as_frame=True)")
         return pd.DataFrame(
             {
                 name: (
@@ -406,21 +407,6 @@ def load_adult(
 # ---- scikit-learn's bundled datasets -----------------------------------------------------------------------------
 
 
-_PACKAGE_NAMES = {"pandas": "pandas", "sklearn": "scikit-learn"}
-
-
-def _require(module: str, what: str, extra: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        package = _PACKAGE_NAMES.get(module.split(".")[0], module)
-        raise ImportError(
-            f"{what} needs the optional dependency {package}. Install it with: pip install 'diffpriv-py[{extra}]'"
-        ) from None
-
-
 def _sklearn_loader(
     function: str,
     task: Literal["classification", "regression"],
@@ -428,7 +414,7 @@ def _sklearn_loader(
     bounds: tuple[float, float] | None = None,
 ) -> Callable[[], Dataset]:
     def load() -> Dataset:
-        sk_datasets = _require("sklearn.datasets", f"The dataset {function[5:]!r}", "sklearn")
+        sk_datasets = require("sklearn.datasets", feature=f"The dataset {function[5:]!r}")
         bunch = getattr(sk_datasets, function)()
         names = getattr(bunch, "target_names", None)
         d = bunch.data.shape[1]

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import attrs
 import numpy as np
 
+from ._extras import EXTRAS, install_hint, require
 from ._rng import RNGLike
 from ._validation import check_in_range, check_int, check_real
 from .datasets import Dataset
@@ -379,7 +380,7 @@ def _resolve_models(names: Sequence[str] | None, privatisation: str, task: str) 
         if not specs:
             raise ValueError(
                 f"No {task} models are available for privatisation {privatisation!r}"
-                + (" (install scikit-learn: pip install 'diffpriv-py[sklearn]')." if choices else " yet.")
+                + (f" (they need scikit-learn: {install_hint('sklearn')})." if choices else " yet.")
             )
         return specs
     specs = []
@@ -391,9 +392,11 @@ def _resolve_models(names: Sequence[str] | None, privatisation: str, task: str) 
                 f"Unknown model {raw!r} for {task} with privatisation {privatisation!r}; choose from {listed}."
             )
         if not choices[name].available():
-            raise ImportError(
-                f"Model {name!r} needs {', '.join(choices[name].requires)}: pip install 'diffpriv-py[sklearn]'."
-            )
+            for need in choices[name].requires:  # an optional dependency names its extra
+                module = need.partition(":")[0]
+                if module.partition(".")[0] in EXTRAS:
+                    require(module, feature=f"The model {name!r}")
+            raise ImportError(f"The model {name!r} needs {', '.join(choices[name].requires)}.")
         specs.append(choices[name])
     return specs
 
@@ -603,14 +606,11 @@ class EvaluationResult:
         """
         if metric not in self.metrics:
             raise ValueError(f"metric must be one of {', '.join(self.metrics)} for this {self.task} study.")
-        try:
-            import matplotlib
+        matplotlib = require("matplotlib", feature="EvaluationResult.plot")
+        if path is not None and not os.environ.get("MPLBACKEND"):
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
 
-            if path is not None and not os.environ.get("MPLBACKEND"):
-                matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            raise ImportError("Plots need matplotlib: pip install 'diffpriv-py[plot]'.") from None
         table = {(r["model"], r["epsilon"]): r for r in self.summary() if r["metric"] == metric}
         positions = np.arange(len(self.epsilons))
         fig, ax = plt.subplots(figsize=(7.0, 4.2))

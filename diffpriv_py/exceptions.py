@@ -5,7 +5,8 @@ Every error also subclasses the matching builtin, so ``except ValueError`` keeps
     DiffprivError
     ├── SensitivityError (ValueError)      sensitivity unset, non-finite, or sampled badly
     ├── TargetOutputError (TypeError, ValueError)   target returned the wrong kind or shape of value
-    └── BudgetExceededError (ValueError)   a release would overspend an Accountant's budget
+    ├── BudgetExceededError (ValueError)   a release would overspend an Accountant's budget
+    └── AccountantProcessError (RuntimeError)   an accountant's holder was copied to another process
 
     DiffprivWarning (UserWarning)
 """
@@ -27,6 +28,10 @@ class TargetOutputError(DiffprivError, TypeError, ValueError):
 
 class BudgetExceededError(DiffprivError, ValueError):
     """A release would exceed the privacy budget of an accountant; nothing was charged."""
+
+
+class AccountantProcessError(DiffprivError, RuntimeError):
+    """A release in another process than its accountant's (e.g. a joblib worker); nothing was charged."""
 
 
 class DiffprivWarning(UserWarning):

@@ -20,12 +20,13 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ._extras import require
+
 try:
     import pandas as pd
-except ImportError as exc:  # pragma: no cover - exercised only without pandas
-    raise ImportError(
-        "diffpriv_py.pandas needs pandas, an optional dependency. Install it with: pip install 'diffpriv-py[pandas]'"
-    ) from exc
+except ImportError:  # pragma: no cover - exercised only without pandas (tests/test_extras.py, in a subprocess)
+    require("pandas", feature="diffpriv_py.pandas (the .private accessor)")  # raises the message naming the extra
+    raise
 
 from . import stats
 from ._rng import RNGLike, as_generator

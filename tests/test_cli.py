@@ -348,3 +348,74 @@ def test_audit_refuses_a_sample_count_no_machine_can_hold(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["audit", "laplace", "--samples", str(10**12)])
     assert exc.value.code == 2 and "at most" in capsys.readouterr().err
+
+
+# ---- audit --search -----------------------------------------------------------------------------------------------
+
+TRIMMED_MEAN_MODULE = """
+import numpy as np
+from scipy import stats
+import diffpriv_py as dp
+
+
+def trimmed_mean(X):
+    return stats.trim_mean(np.clip(X, 0.0, 1.0), 0.1)  # of 10 records: drops the lowest and the highest
+
+
+# Replacing one record in [0, 1] moves the mean of the 8 kept ones by up to 1/8.
+too_small = dp.Laplace(target=trimmed_mean, sensitivity=1 / 80)  # 10x too small
+correct = dp.Laplace(target=trimmed_mean, sensitivity=1 / 8)
+"""
+
+
+@pytest.fixture
+def trimmed_module(tmp_path, monkeypatch):
+    (tmp_path / "trimmed.py").write_text(TRIMMED_MEAN_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "trimmed", raising=False)
+    yield tmp_path / "trimmed.py"
+    sys.modules.pop("trimmed", None)
+
+
+@pytest.mark.slow
+def test_audit_search_refutes_a_sensitivity_the_pair_audit_misses(trimmed_module, capsys):
+    """The default pair 0,…,0 vs 0,…,0,1 is trimmed away, so the pair audit passes a sensitivity 10x too small;
+    --search finds a pair that moves the kept records and refutes it, printing that pair and its ε bound."""
+    status, out = _audit(capsys, ["trimmed:too_small"])
+    assert status == 0 and "claim not refuted" in out, out
+    status, out = _audit(capsys, ["trimmed:too_small", "--search", "--time-budget", "10"])
+    assert status == 1, out
+    assert "REFUTED" in out and "worst pair" in out and "record" in out, out
+    bound = float(next(line for line in out.splitlines() if "lower bound" in line).split()[-1])  # ε comes first
+    assert bound > 1.0, out
+
+
+@pytest.mark.slow
+def test_audit_search_passes_the_correct_sensitivity(trimmed_module, capsys):
+    """No false alarm: the same trimmed mean with its true sensitivity 1/8 is not refuted by the search."""
+    status, out = _audit(capsys, ["trimmed:correct", "--search", "--time-budget", "10"])
+    assert status == 0, out
+    assert "claim not refuted" in out and "worst pair" in out
+
+
+@pytest.mark.slow
+def test_audit_search_on_the_built_ins_uses_their_domain(capsys):
+    """The built-ins' targets assume records in [0, 1] (np.mean does not clip): the search replaces records by 0 and
+    1 there, so the correct one passes and the broken one is refuted."""
+    assert _audit(capsys, ["laplace", "--search", "--time-budget", "5"])[0] == 0
+    status, out = _audit(capsys, ["broken-laplace", "--search", "--time-budget", "5"])
+    assert status == 1 and "REFUTED" in out, out
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["laplace", "--time-budget", "5"], "add --search"),
+        (["laplace", "--replacements", "0,1"], "add --search"),
+        (["laplace", "--search", "--samples", "1000"], "--time-budget"),
+        (["laplace", "--search", "--time-budget", "0"], "--time-budget must be > 0"),
+        (["laplace", "--search", "--replacements", "a,b"], "comma-separated numbers"),
+    ],
+)
+def test_audit_search_options_are_checked_in_one_line(argv, expected, capsys):
+    assert expected in _one_line_error(capsys, ["audit", *argv])

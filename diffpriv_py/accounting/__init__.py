@@ -23,6 +23,7 @@ from ._composition import (
     kov_composition,
     zcdp_epsilon,
 )
+from ._detached import DetachedAccountant
 from ._events import ApproxDPEvent, Event, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "ApproxDPEvent",
     "Charge",
     "Composition",
+    "DetachedAccountant",
     "Event",
     "GaussianEvent",
     "LaplaceEvent",

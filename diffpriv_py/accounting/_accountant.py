@@ -19,6 +19,7 @@ from ..mechanisms.gaussian import Gaussian
 from ..mechanisms.laplace import Laplace
 from ..privacy import Del, Eps, Gam
 from . import _composition
+from ._detached import CROSS_PROCESS
 from ._events import ApproxDPEvent, Event, GaussianEvent, LaplaceEvent
 from ._pld import ComposedPLD
 from ._sums import ExactSum
@@ -979,9 +980,11 @@ class Accountant:
         return self
 
     def __reduce__(self) -> Any:
+        # An object holding an accountant may pickle itself with a DetachedAccountant in its place (the scikit-learn
+        # facades do), so that a copy in a worker process fails in the worker with this reason, where joblib
+        # reports it, instead of in joblib's pickler, which replaces it with "Could not pickle the task".
         raise TypeError(
-            "An Accountant cannot be pickled: a copy in another process would spend the same budget again. Keep "
-            "one accountant in the process that makes the releases."
+            f"An Accountant cannot be pickled (sent to another process or saved to a file). {CROSS_PROCESS}"
         )
 
     def __repr__(self) -> str:

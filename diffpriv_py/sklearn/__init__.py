@@ -6,7 +6,13 @@ every facade passes ``sklearn.utils.estimator_checks.check_estimator`` except th
 :data:`EXPECTED_FAILED_CHECKS`, each with its privacy reason. ``import diffpriv_py`` never imports this module.
 """
 
-from sklearn.exceptions import NotFittedError  # the same object _base re-exports; type checkers resolve it here
+from .._extras import require
+
+try:
+    from sklearn.exceptions import NotFittedError  # the same object _base re-exports; type checkers resolve it here
+except ImportError:  # pragma: no cover - exercised only without scikit-learn (tests/test_extras.py, in a subprocess)
+    require("sklearn", feature="diffpriv_py.sklearn (the scikit-learn facades)")  # raises, naming the extra
+    raise
 
 from ._base import DPClassifier, DPEstimator, DPRegressor
 from .cluster import KMeans

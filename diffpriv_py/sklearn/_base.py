@@ -22,6 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._validation import refuse_masked
+from ..accounting import Accountant, DetachedAccountant
 from ..mechanisms.base import DPMech
 from ..privacy import Del, Eps
 from ..response import Response
@@ -66,6 +67,23 @@ class DPEstimator(BaseEstimator, abc.ABC):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = True
         return tags
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The pickled state, with a :class:`~diffpriv_py.accounting.DetachedAccountant` for the accountant.
+
+        An accountant never leaves its process (a copy would spend the budget again). A facade sent to a worker
+        process (``GridSearchCV(n_jobs=2)``, ``cross_val_score(n_jobs=2)``) or saved to a file is pickled without
+        it: the copy predicts and transforms as the original, but its ``fit`` refuses, before anything is charged,
+        with :class:`~diffpriv_py.exceptions.AccountantProcessError` saying why and what to do (``n_jobs=1``, the
+        threading backend, or ``set_params(accountant=acc)``). Raised in the worker's own code, joblib and
+        scikit-learn report it to the caller, where a refusal to pickle would surface as joblib's "Could not pickle
+        the task to send it to the workers".
+        """
+        state: dict[str, Any] = dict(super().__getstate__())  # a copy: the original keeps its accountant
+        accountant = state.get("accountant")
+        if isinstance(accountant, Accountant):
+            state["accountant"] = DetachedAccountant(type(self).__name__, repr(accountant.budget))
+        return state
 
     # ---- release -------------------------------------------------------------------------------------------
 

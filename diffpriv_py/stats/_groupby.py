@@ -14,6 +14,7 @@ from .. import _noise
 from .._blockwise import is_out_of_core, map_reduce
 from .._contribution import bound_contributions, run_starts
 from .._datasets import as_array
+from .._extras import require
 from .._fixed_point import BLOCK, Grid, rounding_allowance, square_bits, sum_bits, to_units
 from .._rng import RNGLike
 from .._validation import check_int, refuse_masked
@@ -118,7 +119,7 @@ class GroupByResult:
 
     def to_frame(self, name: Any = None) -> Any:
         """A pandas DataFrame indexed by the released groups, with a ``<statistic>_accuracy`` column per statistic."""
-        import pandas as pd
+        pd = require("pandas", feature="GroupByResult.to_frame")
 
         columns: dict[str, np.ndarray] = {}
         for stat, vals in self.values.items():
@@ -929,6 +930,7 @@ def groupby(
     ['Lyon', 'Paris']
     """
     who = "dp.stats.groupby"
+    require("pandas", feature=f"{who} (its result is a pandas DataFrame)")  # before the charge
     if not isinstance(privacy_params, Eps):
         raise TypeError(f"{who} needs privacy parameters such as dp.Del(1.0, 1e-6); got {privacy_params!r}.")
     if not isinstance(full_response, (bool, np.bool_)):

@@ -169,8 +169,9 @@ def parametrize_with_checks(cases: Iterable[MechCase]) -> Callable[[_Test], _Tes
     Checks that draw many samples (and every check of a case with ``slow=True``) get ``pytest.mark.slow``.
     The decorated test takes the arguments ``case`` and ``check`` and calls ``check(case)``.
     """
-    import pytest
+    from .._extras import require
 
+    pytest: Any = require("pytest", feature="dp.testing.parametrize_with_checks")
     params = []
     for case in cases:
         for check in mechanism_checks(case):
@@ -178,4 +179,5 @@ def parametrize_with_checks(cases: Iterable[MechCase]) -> Callable[[_Test], _Tes
             slow = case.slow or name in SLOW_CHECKS or name in DISTRIBUTIONAL_CHECKS
             marks = [pytest.mark.slow] if slow else []
             params.append(pytest.param(case, check, id=f"{case.name}-{name}", marks=marks))
-    return pytest.mark.parametrize(("case", "check"), params)
+    decorate: Callable[[_Test], _Test] = pytest.mark.parametrize(("case", "check"), params)
+    return decorate

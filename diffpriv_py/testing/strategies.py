@@ -9,9 +9,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import strategies as st
 
+from .._extras import require
 from ..privacy import Del, Eps, Gam
+
+try:
+    from hypothesis import strategies as st
+except ImportError:  # pragma: no cover - exercised only without hypothesis (tests/test_extras.py, in a subprocess)
+    require("hypothesis", feature="diffpriv_py.testing.strategies")  # raises, naming the extra
+    raise
 
 __all__ = [
     "deltas",
