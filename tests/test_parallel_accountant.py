@@ -34,7 +34,7 @@ def _data():
 
 
 def _search(acc, **kwargs):
-    est = dps.LogisticRegression(epsilon=0.5, data_norm=2.0, accountant=acc, rng=0)
+    est = dps.LogisticRegression(epsilon=0.5, data_norm=2.0, classes=[0, 1], accountant=acc, rng=0)
     return GridSearchCV(est, {"reg_lambda": [0.1, 1.0]}, cv=2, n_jobs=2, **kwargs)
 
 
@@ -73,11 +73,11 @@ def test_grid_search_in_threads_shares_the_one_accountant():
 
 FACADES = [
     lambda acc: dps.PCA(2, epsilon=1.0, data_norm=10.0, rng=0, accountant=acc),
-    lambda acc: dps.LogisticRegression(epsilon=5.0, data_norm=10.0, rng=0, accountant=acc),
-    lambda acc: dps.SVM(epsilon=5.0, data_norm=10.0, rng=0, accountant=acc),
+    lambda acc: dps.LogisticRegression(epsilon=5.0, data_norm=10.0, classes=[0, 1], rng=0, accountant=acc),
+    lambda acc: dps.SVM(epsilon=5.0, data_norm=10.0, classes=[0, 1], rng=0, accountant=acc),
     lambda acc: dps.KMeans(3, epsilon=1.0, bounds=(-10, 10), rng=0, accountant=acc),
     lambda acc: dps.LinearRegression(epsilon=1.0, delta=1e-5, data_norm=10.0, label_bound=10.0, rng=0, accountant=acc),
-    lambda acc: dps.DPSGDClassifier((), epsilon=5.0, delta=1e-5, rng=0, accountant=acc),
+    lambda acc: dps.DPSGDClassifier((), epsilon=5.0, delta=1e-5, classes=[0, 1], rng=0, accountant=acc),
 ]
 
 
