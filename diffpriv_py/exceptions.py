@@ -5,7 +5,8 @@ Every error also subclasses the matching builtin, so ``except ValueError`` keeps
     DiffprivError
     ├── SensitivityError (ValueError)      sensitivity unset, non-finite, or sampled badly
     ├── TargetOutputError (TypeError, ValueError)   target returned the wrong kind or shape of value
-    └── BudgetExceededError (ValueError)   a release would overspend an Accountant's budget
+    ├── BudgetExceededError (ValueError)   a release would overspend an Accountant's budget
+    └── CertificationError (ArithmeticError)   a solver could not prove its floating-point answer accurate enough
 
     DiffprivWarning (UserWarning)
 """
@@ -27,6 +28,11 @@ class TargetOutputError(DiffprivError, TypeError, ValueError):
 
 class BudgetExceededError(DiffprivError, ValueError):
     """A release would exceed the privacy budget of an accountant; nothing was charged."""
+
+
+class CertificationError(DiffprivError, ArithmeticError):
+    """A solver could not certify, for the floats it computed, the accuracy the privacy proof needs; nothing
+    unproven was released (raised after the charge: whether it happens can depend on the data)."""
 
 
 class DiffprivWarning(UserWarning):

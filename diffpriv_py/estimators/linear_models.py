@@ -346,6 +346,38 @@ class _LinearERM(DPMech):
         """Types, shapes and equal lengths: refused before any budget is charged (label values are checked after)."""
         return check_supervised_form(X, owner=type(self).__name__)
 
+    def _check_release(self, privacy_params: Eps, data: Any) -> None:
+        """Before the charge, when the number of one-vs-rest problems is public (``classes=`` given): refuse a Λ
+        too small for a bounded, certified solve (:func:`~._erm.check_certifiable` at ‖b‖ = 0, its least value).
+
+        Each problem's regulariser (Λ, or Λ + Δ at ε/K for objective perturbation) depends on n, the number of
+        weights, K and ε only. Without ``classes=`` K is read with the labels, so the check runs after the charge,
+        in the solver (where it also accounts for the noise term's norm, a data-independent draw).
+        """
+        if not isinstance(self.classes, tuple):
+            return
+        n_rows, n_features = data[0].shape
+        n_problems = 1 if len(self.classes) == 2 else len(self.classes)
+        epsilon_each = privacy_params.epsilon / n_problems
+        curvature = self._loss().curvature
+        if isinstance(self.reg_lambda, tuple):  # Algorithm 3: candidate i on part i (sizes from n and m only)
+            m = len(self.reg_lambda)
+            sizes = [len(part) for part in np.array_split(np.empty(n_rows), m + 1)[:m]]
+            solves = list(zip(sizes, self.reg_lambda, strict=True))
+        else:
+            solves = [
+                (
+                    n_rows,
+                    self._public_reg_lambda(
+                        n_rows, n_features + int(self.fit_intercept), n_problems, privacy_params.epsilon
+                    ),
+                )
+            ]
+        for n, reg in solves:
+            if n > 0:
+                strong = _erm.solve_regulariser(self.perturbation, epsilon_each, n, reg, curvature)
+                _erm.check_certifiable(n, curvature, strong)
+
     def _evaluate(self, output: Any) -> ERMProblem:
         if not isinstance(output, ERMProblem):  # pragma: no cover - the target is fixed by the class
             raise TargetOutputError(f"Expected the normalised ERM problem, got {type(output).__name__}.")
@@ -392,11 +424,15 @@ class _LinearERM(DPMech):
         inferred, the label set treated as public) and ε. Output perturbation spends no budget on the curvature
         term, so its rule has no budget floor (c = 0 there).
         """
+        n_problems = 1 if problem.classes.size == 2 else problem.classes.size
+        return self._public_reg_lambda(problem.n, problem.Z.shape[1], n_problems, epsilon)
+
+    def _public_reg_lambda(self, n: int, dim: int, n_problems: int, epsilon: float) -> float:
+        """The given Λ, or the ``"auto"`` rule at (n, number of weights, ε/K, c)."""
         if isinstance(self.reg_lambda, float):
             return self.reg_lambda
-        n_problems = 1 if problem.classes.size == 2 else problem.classes.size
         curvature = self._loss().curvature if self.perturbation == "objective" else 0.0
-        return _erm.default_reg_lambda(problem.n, problem.Z.shape[1], epsilon / n_problems, curvature)
+        return _erm.default_reg_lambda(n, dim, epsilon / n_problems, curvature)
 
     def _to_user_coordinates(self, weights: np.ndarray, problem: ERMProblem) -> tuple[np.ndarray, np.ndarray]:
         """Weights on z = [a·x/R, b] (or x/R) → (coef, intercept) on the user's x; works on stacks (..., K, p)."""

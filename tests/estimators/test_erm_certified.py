@@ -175,21 +175,34 @@ def test_block_sums_match_the_plain_product_and_report_the_tree_depth(rng):
         assert got == depth
 
 
-def test_the_fallback_alone_reaches_the_theorem_radius_in_its_step_count(rng):
-    """Accelerated gradient run for fallback_steps without early exit ends within τ/Λ of the minimiser."""
+def test_the_fallback_alone_certifies_within_its_step_count_and_never_returns_an_uncertified_point(rng):
+    """Accelerated gradient from a far start returns a certified point (within τ/Λ of the minimiser) within
+    fallback_steps; with a certificate that never holds it raises CertificationError instead of returning the last
+    iterate (whose bound would hold only in exact arithmetic). Old contract: the uncertified iterate was returned."""
     Z = clip_rows(rng.normal(size=(300, 3)), 2.0, 0.5)
     s = np.where(Z[:, 0] + 0.3 * rng.normal(size=300) > 0, 1.0, -1.0)
     reg = 0.05
     exact = _erm.minimise(Z, s, _erm.LOGISTIC, reg)
     start = np.full(3, 5.0)
     _, start_bound = _erm.certified_gradient(Z, s, _erm.LOGISTIC, reg, np.zeros(3), start, s * (Z @ start))
+    tol = _erm.gradient_tolerance(300, 0.25)
+    calls = []
+
+    def counted(w, margins):
+        calls.append(1)
+        return _erm.certified_gradient(Z, s, _erm.LOGISTIC, reg, np.zeros(3), w, margins, tol)
+
+    y = _erm._accelerated_fallback(Z, s, _erm.LOGISTIC, reg, np.zeros(3), start, start_bound, counted)
+    assert counted(y, s * (Z @ y))[1] <= tol
+    assert len(calls) - 1 <= _erm.fallback_steps(300, 0.25, reg, 0.0, start_bound=start_bound) + 1
+    assert np.linalg.norm(y - exact) <= tol / reg
 
     def never_certified(w, margins):
         grad, _ = _erm.certified_gradient(Z, s, _erm.LOGISTIC, reg, np.zeros(3), w, margins)
         return grad, math.inf
 
-    y = _erm._accelerated_fallback(Z, s, _erm.LOGISTIC, reg, np.zeros(3), start, start_bound, never_certified)
-    assert np.linalg.norm(y - exact) <= _erm.gradient_tolerance(300, 0.25) / reg
+    with pytest.raises(dp.exceptions.CertificationError, match="could not be certified"):
+        _erm._accelerated_fallback(Z, s, _erm.LOGISTIC, reg, np.zeros(3), start, start_bound, never_certified)
 
 
 def test_a_regulariser_too_small_for_a_bounded_solve_is_refused_from_public_sizes_only():
