@@ -74,8 +74,18 @@ MIN_DEFAULT_REG_LAMBDA = 1e-6
 
 _MAX_NEWTON_STEPS = 1000  # piecewise-quadratic Huber objectives with Λ ≤ 1e-6 can need a few hundred
 _FLOOR_STEPS = 3
-"""Consecutive iterates whose computed gradient is below τ/2 while the certificate stays above τ (the rounding
-allowance, not the gradient, is what is left) after which the solve stops: more steps cannot certify."""
+"""Consecutive iterates at the rounding floor (see :func:`_at_floor`) after which the solve stops: near there no
+float point can be certified, so more steps would only spend time."""
+
+
+def _at_floor(gnorm: float, bound: float, tol: float) -> bool:
+    """The certificate's rounding allowance A = bound − ‖ĝ‖ exceeds 2τ while the computed gradient is already below
+    it. Then ‖w − w*‖ ≤ 2A/reg, and over so short a distance A (which grows with ‖w‖ and the margins' weights)
+    cannot fall below τ: it is a property of the floats near w*, not of the iterate."""
+    allowance = bound - gnorm
+    return allowance > 2.0 * tol and gnorm <= allowance
+
+
 _DENSE_HESSIAN_MAX_DIM = 1500
 
 
@@ -323,10 +333,10 @@ def check_certifiable(n: int, curvature: float, reg: float, lin_norm: float = 0.
 
 def _uncertifiable(tol: float) -> CertificationError:
     return CertificationError(
-        f"The ERM solve could not be certified: near the minimiser the rounding allowance of the gradient exceeds "
-        f"τ/2 = {tol / 2:.3g}, so no floating-point point can be proven within τ/(Λ + Δ) of the exact minimiser "
-        "(weights far larger than 1/(γ_p·c) with margins near the loss's curvature). Nothing was released. A "
-        "larger reg_lambda (smaller weights) or fewer features avoids it."
+        f"The ERM solve could not be certified: near the minimiser the proven rounding error of the gradient "
+        f"exceeds twice the tolerance τ = {tol:.3g}, so no floating-point point can be proven within τ/(Λ + Δ) of "
+        "the exact minimiser (weights of norm far above 1/(c·p·2⁻⁵³) on directions the margins use). Nothing was "
+        "released. A larger reg_lambda (smaller weights) or fewer features avoids it."
     )
 
 
@@ -369,8 +379,8 @@ def minimise(
         Before any solve, from :func:`check_certifiable` (n, c, reg and ‖lin‖ only): reg is too small for a
         bounded, certified solve.
     CertificationError
-        When no iterate can be certified: the computed gradient is below τ/2 on ``_FLOOR_STEPS`` consecutive
-        iterates while the certificate stays above τ (the rounding allowance alone exceeds τ/2 near w*), or the
+        When no iterate can be certified: ``_FLOOR_STEPS`` consecutive iterates at the rounding floor
+        (:func:`_at_floor`: the proven rounding allowance exceeds 2τ and the computed gradient is below it), or the
         fallback's steps are spent. Whether it happens depends on the data (never observed on the adversarial
         problems measured, see docs/erm.md); nothing is released then.
     """
@@ -398,7 +408,7 @@ def minimise(
     for _ in range(_MAX_NEWTON_STEPS):
         if bound <= tol:
             return w
-        floor = floor + 1 if gnorm <= 0.5 * tol else 0
+        floor = floor + 1 if _at_floor(gnorm, bound, tol) else 0
         if floor >= _FLOOR_STEPS:
             raise _uncertifiable(tol)
         if p <= _DENSE_HESSIAN_MAX_DIM:
@@ -496,7 +506,7 @@ def _accelerated_fallback(
         grad, certified = gradient(x, s * (Z @ x))
         if certified <= tol:
             return x
-        floor = floor + 1 if float(np.linalg.norm(grad)) <= 0.5 * tol else 0
+        floor = floor + 1 if _at_floor(float(np.linalg.norm(grad)), certified, tol) else 0
         if floor >= _FLOOR_STEPS:
             raise _uncertifiable(tol)
         y_next = x - grad / beta
