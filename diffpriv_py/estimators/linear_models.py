@@ -572,8 +572,11 @@ _NOTES = """
     * **The solver** returns f̂ whose exact gradient norm is *certified* ≤ τ = 1e-10·max(1, 4c)·min(1, 10⁵/n)
       (floored at 1e-12·max(1, 4c)): the gradient is evaluated with block sums of bounded rounding and a
       rigorous allowance is added before the comparison. By (Λ + Δ)-strong convexity ‖f̂ − f*‖ ≤ r = τ/(Λ + Δ).
-      If damped Newton cannot certify τ, an accelerated-gradient fallback with a theorem-bounded step count takes
-      over, so no error depends on the data.
+      If damped Newton cannot certify τ, an accelerated-gradient fallback (step budget from public quantities)
+      looks for a certified point; only certified points are released. When none can be (the proven rounding
+      error near f* exceeds 2τ), ``CertificationError`` is raised after the charge: whether it happens depends on
+      the data (never on the benchmark or adversarial problems; see docs/erm.md). A Λ too small for a bounded
+      solve is refused before the charge when ``classes=`` is given (the number of problems is then public).
     * ``perturbation="output"`` (Algorithm 1): f̂ + b with density ∝ exp(−‖b‖/s), i.e. ‖b‖ ~ Gamma(p, s) in a
       uniform direction, s = (2 + 2nτ)/(nΛε), since ‖f*(D) − f*(D')‖ ≤ 2/(nΛ) (Corollary 8) and f̂ is within r.
     * ``perturbation="objective"`` (Algorithm 2 at ε₁ = 0.99ε, then approximate-minimum noise at ε₂ = 0.01ε):
