@@ -127,9 +127,10 @@ class Loss:
             return result
         return np.where(np.abs(1.0 - m) <= self.width, 1.0 / (2.0 * self.width), 0.0)
 
-    def curvature_near(self, m: np.ndarray, radius: float) -> np.ndarray:
-        """An upper bound on ℓ'' over [m − radius, m + radius] per margin: how much an error of ``radius`` in a
-        margin can move ℓ'. Logistic: ℓ''(ξ) = σ(ξ)σ(−ξ) ≤ min(1/4, e^{−|ξ|}); Huber: c inside the kink, 0 outside."""
+    def curvature_near(self, m: np.ndarray, radius: float | np.ndarray) -> np.ndarray:
+        """An upper bound on ℓ'' over [m − radius, m + radius] per margin (``radius`` a scalar or one per margin):
+        how much an error of ``radius`` in a margin can move ℓ'. Logistic: ℓ''(ξ) = σ(ξ)σ(−ξ) ≤ min(1/4, e^{−|ξ|});
+        Huber: c inside the kink, 0 outside."""
         if self.name == "logistic":
             far = np.maximum(np.abs(m) - radius, 0.0)
             # exp within an ulp or two; the doubling covers it (and the bound e^{−|ξ|} itself is loose by 4×).
