@@ -365,14 +365,8 @@ class _LinearERM(DPMech):
             sizes = [len(part) for part in np.array_split(np.empty(n_rows), m + 1)[:m]]
             solves = list(zip(sizes, self.reg_lambda, strict=True))
         else:
-            solves = [
-                (
-                    n_rows,
-                    self._public_reg_lambda(
-                        n_rows, n_features + int(self.fit_intercept), n_problems, privacy_params.epsilon
-                    ),
-                )
-            ]
+            dim = n_features + int(self.fit_intercept)
+            solves = [(n_rows, self._public_reg_lambda(n_rows, dim, n_problems, privacy_params.epsilon))]
         for n, reg in solves:
             if n > 0:
                 strong = _erm.solve_regulariser(self.perturbation, epsilon_each, n, reg, curvature)
