@@ -77,15 +77,6 @@ _FLOOR_STEPS = 3
 """Consecutive iterates at the rounding floor (see :func:`_at_floor`) after which the solve stops: near there no
 float point can be certified, so more steps would only spend time."""
 
-
-def _at_floor(gnorm: float, bound: float, tol: float) -> bool:
-    """The certificate's rounding allowance A = bound − ‖ĝ‖ exceeds 2τ while the computed gradient is already below
-    it. Then ‖w − w*‖ ≤ 2A/reg, and over so short a distance A (which grows with ‖w‖ and the margins' weights)
-    cannot fall below τ: it is a property of the floats near w*, not of the iterate."""
-    allowance = bound - gnorm
-    return allowance > 2.0 * tol and gnorm <= allowance
-
-
 _DENSE_HESSIAN_MAX_DIM = 1500
 
 
@@ -330,6 +321,16 @@ def check_certifiable(n: int, curvature: float, reg: float, lin_norm: float = 0.
             f"(condition number (c + Λ)/Λ = {(curvature + reg) / reg:.3g}; the fallback would need "
             f"{worst_steps:.3g} steps, more than {MAX_FALLBACK_STEPS:.3g}). Use reg_lambda ≥ 1e-8."
         )
+
+
+def _at_floor(gnorm: float, bound: float, tol: float) -> bool:
+    """The certificate's rounding allowance A = bound − ‖ĝ‖ exceeds 2τ while the computed gradient is already below
+    it. Then ‖w − w*‖ ≤ 2A/reg, and over so short a distance A (a bound on the rounding of the margins, which
+    grows with the weights the margins use) hardly changes: the floats near w* cannot be certified, and more steps
+    would only spend time. (If this ever stopped a solve that could have been certified, the release would fail
+    closed; it never releases an uncertified point.)"""
+    allowance = bound - gnorm
+    return allowance > 2.0 * tol and gnorm <= allowance
 
 
 def _uncertifiable(tol: float) -> CertificationError:
