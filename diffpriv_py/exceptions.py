@@ -6,7 +6,8 @@ Every error also subclasses the matching builtin, so ``except ValueError`` keeps
     ├── SensitivityError (ValueError)      sensitivity unset, non-finite, or sampled badly
     ├── TargetOutputError (TypeError, ValueError)   target returned the wrong kind or shape of value
     ├── BudgetExceededError (ValueError)   a release would overspend an Accountant's budget
-    └── AccountantProcessError (RuntimeError)   an accountant's holder was copied to another process
+    ├── AccountantProcessError (RuntimeError)   an accountant's holder was copied to another process
+    └── CertificationError (ArithmeticError)   a solver could not prove its floating-point answer accurate enough
 
     DiffprivWarning (UserWarning)
 """
@@ -32,6 +33,11 @@ class BudgetExceededError(DiffprivError, ValueError):
 
 class AccountantProcessError(DiffprivError, RuntimeError):
     """A release in another process than its accountant's (e.g. a joblib worker); nothing was charged."""
+
+
+class CertificationError(DiffprivError, ArithmeticError):
+    """A solver could not certify, for the floats it computed, the accuracy the privacy proof needs; nothing
+    unproven was released (raised after the charge: whether it happens can depend on the data)."""
 
 
 class DiffprivWarning(UserWarning):

@@ -517,18 +517,21 @@ def sample_sequential_subspace(param: np.ndarray, k: int, rng: np.random.Generat
 
     Notes
     -----
-    For k ≤ d − k, step i = 1 … k draws θᵢ from the Bingham density ∝ exp(θᵀPθ) on the unit sphere of the
-    orthogonal complement of θ₁ … θᵢ₋₁ (that is, u ~ Bingham(WᵢᵀPWᵢ) for an orthonormal basis Wᵢ of the complement
-    and θᵢ = Wᵢu), and the release is span(θ₁ … θ_k). For k > d − k the same is done with −P for m = d − k normal
-    directions and the release is their orthogonal complement; this needs fewer steps, and for k = d − 1 it is the
-    exact matrix Bingham (tr(VᵀPV) = tr(P) − wᵀPw). For k = 1 the single step is the exact matrix Bingham too, and
-    for k = d the span is ℝ^d whatever P is, so the draw is Haar-uniform and ignores P.
+    For k ≤ d − k, step i = 1 … k draws θᵢ from the Bingham density ∝ exp(θᵀPθ) on the unit sphere of the orthogonal
+    complement of θ₁ … θᵢ₋₁ (that is, u ~ Bingham(WᵢᵀPWᵢ) for an orthonormal basis Wᵢ of the complement and θᵢ = Wᵢu),
+    and the result is [θ₁ … θ_k], columns in the order drawn (up to sign and rounding). For k > d − k the same is done
+    with −P for m = d − k normal directions and the result is an orthonormal basis of their orthogonal complement, a
+    fixed function of the ordered draws; this needs fewer steps, and for k = d − 1 it is the exact matrix Bingham
+    (tr(VᵀPV) = tr(P) − wᵀPw). For k = 1 the single step is the exact matrix Bingham too, and for k = d the span is ℝ^d
+    whatever P is, so the draw is Haar-uniform and ignores P.
 
     Every step is an exact draw (:func:`sample_vector_bingham_eig`, in the eigenbasis of the conditional matrix,
     which stays accurate at any scale of P), so the law of (θ₁ … θ_m) is exactly the product of these conditionals;
     PPCA's privacy proof is about that law (see :class:`~diffpriv_py.estimators.PCA`). The bases Wᵢ depend only on
     the earlier draws: W₁ = I and W_(i+1) is Wᵢ times the Householder reflection that maps e₀ to u, without its
-    first column (Hoff's Gibbs sampler keeps its complement the same way). The order of the draws is not released.
+    first column (Hoff's Gibbs sampler keeps its complement the same way). The columns are returned in draw order
+    and PPCA releases them as they are: the order is part of the release, covered by the proof, which is about the
+    law of the ordered sequence.
     """
     p = np.asarray(param, dtype=np.float64)
     d = p.shape[0]

@@ -26,6 +26,7 @@ from scipy.special import expit, log_expit
 
 from .._fixed_point import UNIT_ROUNDOFF
 from .._noise import grid_step
+from ..exceptions import CertificationError
 
 __all__ = [
     "HUBER",
@@ -33,6 +34,7 @@ __all__ = [
     "SOLVER_NOISE_SHARE",
     "Loss",
     "certified_gradient",
+    "check_certifiable",
     "default_reg_lambda",
     "gradient_tolerance",
     "huber_loss",
@@ -42,6 +44,7 @@ __all__ = [
     "output_perturbation",
     "round_to_grid",
     "sample_gamma_ball",
+    "solve_regulariser",
     "solver_noise",
 ]
 
@@ -70,6 +73,10 @@ MIN_DEFAULT_REG_LAMBDA = 1e-6
 """The smallest default Λ (reached only at very large ε or n)."""
 
 _MAX_NEWTON_STEPS = 1000  # piecewise-quadratic Huber objectives with Λ ≤ 1e-6 can need a few hundred
+_FLOOR_STEPS = 3
+"""Consecutive iterates at the rounding floor (see :func:`_at_floor`) after which the solve stops: near there no
+float point can be certified, so more steps would only spend time."""
+
 _DENSE_HESSIAN_MAX_DIM = 1500
 
 
@@ -111,9 +118,10 @@ class Loss:
             return result
         return np.where(np.abs(1.0 - m) <= self.width, 1.0 / (2.0 * self.width), 0.0)
 
-    def curvature_near(self, m: np.ndarray, radius: float) -> np.ndarray:
-        """An upper bound on ℓ'' over [m − radius, m + radius] per margin: how much an error of ``radius`` in a
-        margin can move ℓ'. Logistic: ℓ''(ξ) = σ(ξ)σ(−ξ) ≤ min(1/4, e^{−|ξ|}); Huber: c inside the kink, 0 outside."""
+    def curvature_near(self, m: np.ndarray, radius: float | np.ndarray) -> np.ndarray:
+        """An upper bound on ℓ'' over [m − radius, m + radius] per margin (``radius`` a scalar or one per margin):
+        how much an error of ``radius`` in a margin can move ℓ'. Logistic: ℓ''(ξ) = σ(ξ)σ(−ξ) ≤ min(1/4, e^{−|ξ|});
+        Huber: c inside the kink, 0 outside."""
         if self.name == "logistic":
             far = np.maximum(np.abs(m) - radius, 0.0)
             # exp within an ulp or two; the doubling covers it (and the bound e^{−|ξ|} itself is loose by 4×).
@@ -247,10 +255,13 @@ def certified_gradient(
     so E = 1.01·(γ_{depth·256} + c·γ_p‖w‖ + δ + 4u(‖Σ‖/n + reg‖w‖ + ‖lin‖) + 2u‖lin‖) + 10⁻³⁰⁰ (the factor 1.01
     covers the rounding of E's own evaluation and of the norms, the constant every underflow).
 
-    When that bound exceeds ``tol`` because of the margins' term (huge ‖w‖), the term is refined per record: the
-    error e = γ_p‖w‖ of a margin moves ℓ' by at most e·sup ℓ'' over [m̂ᵢ − e, m̂ᵢ + e] (:meth:`Loss.curvature_near`),
-    which vanishes for saturated logistic margins and for Huber margins away from the kink, so c·e becomes
-    (e/n)·Σᵢ sup ℓ''.
+    When that bound exceeds ``tol`` because of the margins' term (huge ‖w‖), the term is refined per record with
+    one more pass over the data: margin i's error is at most eᵢ = γ_p·Σⱼ|zᵢⱼ||wⱼ| (≤ γ_p‖w‖; a zero entry of the
+    row adds nothing, so weights on features that are zero in every row — sparse data, where the noise term alone
+    sets them — cost nothing), taken from the computed sum raised by (1 + 2γ_p)(1 + 2u) plus 10⁻³⁰⁰ (a sum of
+    non-negative products, within γ_p relative, and underflow). That error moves ℓ' by at most eᵢ·sup ℓ'' over
+    [m̂ᵢ − eᵢ, m̂ᵢ + eᵢ] (:meth:`Loss.curvature_near`), which vanishes for saturated logistic margins and for Huber
+    margins away from the kink, so c·γ_p‖w‖ becomes (1/n)·Σᵢ eᵢ·sup ℓ''.
     """
     n, p = Z.shape
     total, depth = _block_sums(Z, s * loss.first(margins))
@@ -265,8 +276,12 @@ def certified_gradient(
     computed = float(np.linalg.norm(grad)) * (1.0 + 2.0 * (p + 2) * u)
     bound = computed + 1.01 * (others + c * margin_error) + 1e-300
     if bound > tol and computed + 1.01 * others < tol:
-        # Only in the hard regime (huge weights): one more pass over the margins.
-        local = float(np.mean(loss.curvature_near(margins, margin_error))) * margin_error
+        # Only in the hard regime (huge weights): one more pass over the data. Each margin's own error bound
+        # γ_p·Σⱼ|zᵢⱼ||wⱼ| (≤ γ_p‖w‖; exact zeros of the row add nothing), the computed sum of non-negative terms
+        # raised by (1 + 2γ_p) to cover its own rounding and 1e-300 for underflow, times ℓ'' near the margin.
+        spread = (np.abs(Z) @ np.abs(w)) * (1.0 + 2.0 * _gamma(p)) + 1e-300
+        errors = _gamma(p) * spread * (1.0 + 2.0 * u)
+        local = float(np.mean(loss.curvature_near(margins, errors) * errors))
         bound = min(bound, computed + 1.01 * (others + local) + 1e-300)
     return grad, bound
 
@@ -292,6 +307,41 @@ def fallback_steps(n: int, curvature: float, reg: float, lin_norm: float, start_
     return 1 + math.ceil(steps)
 
 
+def check_certifiable(n: int, curvature: float, reg: float, lin_norm: float = 0.0) -> None:
+    """Refuse a regulariser too small for a bounded solve: the fallback's step count for the start w = 0
+    (:func:`fallback_steps`, a function of n, c, reg and ‖lin‖ only) must not exceed ``MAX_FALLBACK_STEPS``.
+
+    With ``lin_norm = 0`` (its smallest value) the check uses public quantities only, so the estimators run it
+    before the charge; :func:`minimise` runs it again with the noise term's norm (a data-independent draw).
+    """
+    worst_steps = fallback_steps(n, curvature, reg, lin_norm)
+    if worst_steps > MAX_FALLBACK_STEPS:
+        raise ValueError(
+            f"reg_lambda + Δ = {reg:.3g} is too small to certify the ERM solve within a bounded number of steps "
+            f"(condition number (c + Λ)/Λ = {(curvature + reg) / reg:.3g}; the fallback would need "
+            f"{worst_steps:.3g} steps, more than {MAX_FALLBACK_STEPS:.3g}). Use reg_lambda ≥ 1e-8."
+        )
+
+
+def _at_floor(gnorm: float, bound: float, tol: float) -> bool:
+    """The certificate's rounding allowance A = bound − ‖ĝ‖ exceeds 2τ while the computed gradient is already below
+    it. Then ‖w − w*‖ ≤ 2A/reg, and over so short a distance A (a bound on the rounding of the margins, which
+    grows with the weights the margins use) hardly changes: the floats near w* cannot be certified, and more steps
+    would only spend time. (If this ever stopped a solve that could have been certified, the release would fail
+    closed; it never releases an uncertified point.)"""
+    allowance = bound - gnorm
+    return allowance > 2.0 * tol and gnorm <= allowance
+
+
+def _uncertifiable(tol: float) -> CertificationError:
+    return CertificationError(
+        f"The ERM solve could not be certified: near the minimiser the proven rounding error of the gradient "
+        f"exceeds twice the tolerance τ = {tol:.3g}, so no floating-point point can be proven within τ/(Λ + Δ) of "
+        "the exact minimiser (weights of norm far above 1/(c·p·2⁻⁵³) on directions the margins use). Nothing was "
+        "released. A larger reg_lambda (smaller weights) or fewer features avoids it."
+    )
+
+
 def minimise(
     Z: np.ndarray,
     s: np.ndarray,
@@ -300,44 +350,47 @@ def minimise(
     lin: np.ndarray | None = None,
     w0: np.ndarray | None = None,
 ) -> np.ndarray:
-    """A point within τ/reg of the exact minimiser w* of (1/n) Σ ℓ(sᵢ wᵀzᵢ) + (reg/2)‖w‖² + linᵀw, always.
+    """A point within τ/reg of the exact minimiser w* of (1/n) Σ ℓ(sᵢ wᵀzᵢ) + (reg/2)‖w‖² + linᵀw, certified.
 
     τ = :func:`gradient_tolerance` (n, c). Rows must satisfy ‖zᵢ‖₂ ≤ 1 exactly. The objective is ``reg``-strongly
-    convex, so ‖w − w*‖ ≤ ‖∇J(w)‖/reg; the solver returns a point whose exact gradient norm is *certified* ≤ τ by
-    :func:`certified_gradient` (the computed norm plus a rigorous rounding allowance), or, if that never happens,
-    the last iterate of a fallback whose distance to w* is bounded by a theorem (below). Either way the returned
-    point is a deterministic function of the data and ``lin`` within τ/reg of w*, which is what the perturbations
-    need. No exception can depend on the data (the one refusal depends on public sizes and ``lin`` only).
+    convex, so ‖w − w*‖ ≤ ‖∇J(w)‖/reg; the returned point's exact gradient norm is *certified* ≤ τ by
+    :func:`certified_gradient` (the computed norm plus a rigorous rounding allowance) for the floats computed,
+    whichever branch below produced it. The returned point is a deterministic function of the data and ``lin``,
+    which is what the perturbations need. No uncertified point is ever returned.
 
     Damped Newton first. Up to ``_DENSE_HESSIAN_MAX_DIM`` weights the Newton system is solved with the p×p
     Hessian, which is built (O(n p²)) only when the previous step was not a full step that cut the gradient
     fourfold; otherwise the last Hessian is corrected by a BFGS update (O(p²)), so a typical solve builds one or two
     Hessians and otherwise costs two matrix-vector products per step. A full step that halves the gradient norm is
     kept without evaluating the objective; any other step is backtracked under the Armijo rule. Above that size,
-    conjugate gradients on Hessian-vector products (O(n p) per product).
+    conjugate gradients on Hessian-vector products (O(n p) per product, at most 10p products per step).
 
-    Fallback (never reached on any problem measured, see docs/erm.md): if Newton has not certified τ after
-    ``_MAX_NEWTON_STEPS`` steps or its line search stalls, Nesterov's accelerated gradient (step 1/β, β = c + reg,
-    momentum (√κ − 1)/(√κ + 1)) runs from the best Newton point for :func:`fallback_steps` steps, returning early
-    at any certified point. In exact arithmetic its last iterate is within τ/reg of w* (Bubeck 2015, Thm 3.18).
+    Fallback: if Newton has not certified τ after ``_MAX_NEWTON_STEPS`` steps or its line search stalls,
+    Nesterov's accelerated gradient (step 1/β, β = c + reg, momentum (√κ − 1)/(√κ + 1)) runs from the best Newton
+    point for at most :func:`fallback_steps` steps (a bound from n, c, reg and ‖lin‖ only) and returns its first
+    certified iterate; in exact arithmetic its last iterate would be within τ/reg of w* (Bubeck 2015, Thm 3.18),
+    so the step count is the theorem's, but only the floating-point certificate decides what is returned.
+
+    Running time: it depends on the data through the number of steps taken (the solve stops at the first certified
+    point); it is at most ``_MAX_NEWTON_STEPS`` Newton steps plus :func:`fallback_steps` gradient steps, a bound
+    from public quantities (n, p, c, reg, ‖lin‖).
 
     Raises
     ------
     ValueError
-        Before any solve, if the fallback's step count for the start w = 0 (a function of n, c, reg and ‖lin‖
-        only) exceeds ``MAX_FALLBACK_STEPS``: reg is then too small for a bounded, certified solve.
+        Before any solve, from :func:`check_certifiable` (n, c, reg and ‖lin‖ only): reg is too small for a
+        bounded, certified solve.
+    CertificationError
+        When no iterate can be certified: ``_FLOOR_STEPS`` consecutive iterates at the rounding floor
+        (:func:`_at_floor`: the proven rounding allowance exceeds 2τ and the computed gradient is below it), or the
+        fallback's steps are spent. Whether it happens depends on the data (never observed on the adversarial
+        problems measured, see docs/erm.md); nothing is released then.
     """
     n, p = Z.shape
     Z = np.ascontiguousarray(Z, dtype=np.float64)  # _block_sums views it as blocks of rows
     lin = np.zeros(p) if lin is None else lin
     tol = gradient_tolerance(n, loss.curvature)
-    worst_steps = fallback_steps(n, loss.curvature, reg, float(np.linalg.norm(lin)))
-    if worst_steps > MAX_FALLBACK_STEPS:
-        raise ValueError(
-            f"reg_lambda + Δ = {reg:.3g} is too small to certify the ERM solve within a bounded number of steps "
-            f"(condition number (c + Λ)/Λ = {(loss.curvature + reg) / reg:.3g}; the fallback would need "
-            f"{worst_steps:.3g} steps). Use reg_lambda ≥ 1e-8."
-        )
+    check_certifiable(n, loss.curvature, reg, float(np.linalg.norm(lin)))
     w = np.zeros(p) if w0 is None else np.array(w0, dtype=np.float64)
 
     def gradient(w: np.ndarray, margins: np.ndarray) -> tuple[np.ndarray, float]:
@@ -353,9 +406,13 @@ def minimise(
     value: float | None = None  # the objective at w, computed only when a line search needs it
     hess, fast = None, False
     moved = change = np.zeros(p)
+    floor = 0  # consecutive iterates stuck at the rounding allowance
     for _ in range(_MAX_NEWTON_STEPS):
         if bound <= tol:
             return w
+        floor = floor + 1 if _at_floor(gnorm, bound, tol) else 0
+        if floor >= _FLOOR_STEPS:
+            raise _uncertifiable(tol)
         if p <= _DENSE_HESSIAN_MAX_DIM:
             if hess is None or not fast:
                 # ℓ'' is computed only here: most steps update the Hessian instead of rebuilding it.
@@ -437,8 +494,8 @@ def _accelerated_fallback(
     bound: float,
     gradient: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, float]],
 ) -> np.ndarray:
-    """Nesterov's accelerated gradient from ``w`` (certified gradient bound ``bound``) for :func:`fallback_steps`
-    steps; returns the first certified iterate, else the last one (within τ/reg of w* by Bubeck's Theorem 3.18)."""
+    """Nesterov's accelerated gradient from ``w`` (certified gradient bound ``bound``) for at most
+    :func:`fallback_steps` steps; returns the first certified iterate, or raises :class:`CertificationError`."""
     n = Z.shape[0]
     tol = gradient_tolerance(n, loss.curvature)
     steps = fallback_steps(n, loss.curvature, reg, float(np.linalg.norm(lin)), start_bound=bound)
@@ -446,14 +503,20 @@ def _accelerated_fallback(
     root = math.sqrt(beta / reg)
     momentum = (root - 1.0) / (root + 1.0)
     x = y = w
+    floor = 0
     for _ in range(steps):
         grad, certified = gradient(x, s * (Z @ x))
         if certified <= tol:
             return x
+        floor = floor + 1 if _at_floor(float(np.linalg.norm(grad)), certified, tol) else 0
+        if floor >= _FLOOR_STEPS:
+            raise _uncertifiable(tol)
         y_next = x - grad / beta
         x = (1.0 + momentum) * y_next - momentum * y
         y = y_next
-    return y
+    if gradient(y, s * (Z @ y))[1] <= tol:  # the theorem's last iterate
+        return y
+    raise _uncertifiable(tol)
 
 
 def round_to_grid(values: np.ndarray, scale: float) -> np.ndarray:
@@ -533,6 +596,23 @@ def solver_noise(dim: int, radius: float, epsilon: float, rng: np.random.Generat
     return sample_gamma_ball(dim, 2.0 * radius / epsilon * (1.0 + 2.0**-40), rng)
 
 
+def _objective_split(epsilon: float, n: int, reg_lambda: float, curvature: float) -> tuple[float, float, float]:
+    """(ε₂, ε', Λ + Δ) of :func:`objective_perturbation` at one problem's ε: public quantities only."""
+    eps_solver = SOLVER_NOISE_SHARE * epsilon
+    # Rounded down, so ε₁ + ε₂ ≤ ε for the floats used.
+    eps_objective = (epsilon - eps_solver) * (1.0 - 2.0**-40)
+    eps_prime, extra = objective_perturbation_budget(eps_objective, n, reg_lambda, curvature)
+    return eps_solver, eps_prime, reg_lambda + extra
+
+
+def solve_regulariser(perturbation: str, epsilon: float, n: int, reg_lambda: float, curvature: float) -> float:
+    """The strong-convexity constant of the solve one problem runs: Λ (output perturbation) or Λ + Δ (objective
+    perturbation at ``epsilon``), from public quantities only; what :func:`check_certifiable` is asked about."""
+    if perturbation == "output":
+        return reg_lambda
+    return _objective_split(epsilon, n, reg_lambda, curvature)[2]
+
+
 def objective_perturbation(
     Z: np.ndarray,
     s: np.ndarray,
@@ -558,11 +638,7 @@ def objective_perturbation(
     p_D(o) = ∫ p_D(θ*) q(o − h(D, θ*)) ≤ e^{ε₁ + ε₂} p_{D'}(o). Rounding is post-processing.
     """
     n, p = Z.shape
-    eps_solver = SOLVER_NOISE_SHARE * epsilon
-    # Rounded down, so ε₁ + ε₂ ≤ ε for the floats used.
-    eps_objective = (epsilon - eps_solver) * (1.0 - 2.0**-40)
-    eps_prime, extra = objective_perturbation_budget(eps_objective, n, reg_lambda, loss.curvature)
-    strong = reg_lambda + extra
+    eps_solver, eps_prime, strong = _objective_split(epsilon, n, reg_lambda, loss.curvature)
     b = sample_gamma_ball(p, sensitivity / eps_prime, rng)
     theta = minimise(Z, s, loss, strong, lin=b / n)
     radius = gradient_tolerance(n, loss.curvature) / strong

@@ -349,6 +349,37 @@ class _LinearERM(DPMech):
     def _assumptions(self) -> tuple[str, ...]:
         return (OBSERVED_ASSUMPTION,) if self.classes == OBSERVED else ()
 
+    def _check_release(self, privacy_params: Eps, data: Any) -> None:
+        """Before the charge: refuse a Λ too small for a bounded, certified solve (:func:`~._erm.check_certifiable`
+        at ‖b‖ = 0, its least value).
+
+        Each problem's regulariser (Λ, or Λ + Δ at ε/K for objective perturbation) depends on n, the number of
+        weights, ε and the number of one-vs-rest problems K, which the public label set fixes (``classes=``, or the
+        labels of ``y`` declared public by ``classes="observed"``). The solver checks again with the noise term's
+        norm, a data-independent draw.
+        """
+        n_rows, n_features = data[0].shape
+        n_labels = public_labels(data[1], self.classes, owner=type(self).__name__).size
+        n_problems = 1 if n_labels == 2 else n_labels
+        epsilon_each = privacy_params.epsilon / n_problems
+        curvature = self._loss().curvature
+        if isinstance(self.reg_lambda, tuple):  # Algorithm 3: candidate i on part i (sizes from n and m only)
+            m = len(self.reg_lambda)
+            if n_rows < 2 * (m + 1):
+                raise ValueError(
+                    f"Private selection of reg_lambda among {m} candidates splits the data into {m + 1} parts; "
+                    f"{n_rows} records are too few. Pass a single reg_lambda."
+                )
+            sizes = [len(part) for part in np.array_split(np.empty(n_rows), m + 1)[:m]]
+            solves = list(zip(sizes, self.reg_lambda, strict=True))
+        else:
+            dim = n_features + int(self.fit_intercept)
+            solves = [(n_rows, self._public_reg_lambda(n_rows, dim, n_problems, privacy_params.epsilon))]
+        for n, reg in solves:
+            if n > 0:
+                strong = _erm.solve_regulariser(self.perturbation, epsilon_each, n, reg, curvature)
+                _erm.check_certifiable(n, curvature, strong)
+
     def _evaluate(self, output: Any) -> ERMProblem:
         if not isinstance(output, ERMProblem):  # pragma: no cover - the target is fixed by the class
             raise TargetOutputError(f"Expected the normalised ERM problem, got {type(output).__name__}.")
@@ -395,11 +426,15 @@ class _LinearERM(DPMech):
         labels of ``y`` declared public by ``classes="observed"``) and ε. Output perturbation spends no budget on
         the curvature term, so its rule has no budget floor (c = 0 there).
         """
+        n_problems = 1 if problem.classes.size == 2 else problem.classes.size
+        return self._public_reg_lambda(problem.n, problem.Z.shape[1], n_problems, epsilon)
+
+    def _public_reg_lambda(self, n: int, dim: int, n_problems: int, epsilon: float) -> float:
+        """The given Λ, or the ``"auto"`` rule at (n, number of weights, ε/K, c)."""
         if isinstance(self.reg_lambda, float):
             return self.reg_lambda
-        n_problems = 1 if problem.classes.size == 2 else problem.classes.size
         curvature = self._loss().curvature if self.perturbation == "objective" else 0.0
-        return _erm.default_reg_lambda(problem.n, problem.Z.shape[1], epsilon / n_problems, curvature)
+        return _erm.default_reg_lambda(n, dim, epsilon / n_problems, curvature)
 
     def _to_user_coordinates(self, weights: np.ndarray, problem: ERMProblem) -> tuple[np.ndarray, np.ndarray]:
         """Weights on z = [a·x/R, b] (or x/R) → (coef, intercept) on the user's x; works on stacks (..., K, p)."""
@@ -465,11 +500,6 @@ class _LinearERM(DPMech):
         grid = self.reg_lambda
         assert isinstance(grid, tuple)  # the caller's branch
         m = len(grid)
-        if problem.n < 2 * (m + 1):
-            raise ValueError(
-                f"Private selection of reg_lambda among {m} candidates splits the data into {m + 1} parts; "
-                f"{problem.n} records are too few. Pass a single reg_lambda."
-            )
         parts = np.array_split(rng.permutation(problem.n), m + 1)
         K = problem.classes.size
         candidates = [
@@ -528,8 +558,11 @@ _NOTES = """
     * **The solver** returns f̂ whose exact gradient norm is *certified* ≤ τ = 1e-10·max(1, 4c)·min(1, 10⁵/n)
       (floored at 1e-12·max(1, 4c)): the gradient is evaluated with block sums of bounded rounding and a
       rigorous allowance is added before the comparison. By (Λ + Δ)-strong convexity ‖f̂ − f*‖ ≤ r = τ/(Λ + Δ).
-      If damped Newton cannot certify τ, an accelerated-gradient fallback with a theorem-bounded step count takes
-      over, so no error depends on the data.
+      If damped Newton cannot certify τ, an accelerated-gradient fallback (step budget from public quantities)
+      looks for a certified point; only certified points are released. When none can be (the proven rounding
+      error near f* exceeds 2τ), ``CertificationError`` is raised after the charge: whether it happens depends on
+      the data (never on the benchmark or adversarial problems; see docs/erm.md). A Λ too small for a bounded
+      solve is refused before the charge when ``classes=`` is given (the number of problems is then public).
     * ``perturbation="output"`` (Algorithm 1): f̂ + b with density ∝ exp(−‖b‖/s), i.e. ‖b‖ ~ Gamma(p, s) in a
       uniform direction, s = (2 + 2nτ)/(nΛε), since ‖f*(D) − f*(D')‖ ≤ 2/(nΛ) (Corollary 8) and f̂ is within r.
     * ``perturbation="objective"`` (Algorithm 2 at ε₁ = 0.99ε, then approximate-minimum noise at ε₂ = 0.01ε):

@@ -167,10 +167,14 @@ class PCAModel:
     ----------
     components : ndarray of shape (n_features, k)
         Orthonormal columns spanning the released subspace (read-only). For the noisy-matrix methods
-        (``"wishart"``, ``"analyze_gauss"``, ``"mod_sulq"``) they are ordered by decreasing noisy eigenvalue; for
-        ``"ppca"`` the columns are an arbitrary orthonormal basis of the sampled subspace (PPCA releases a
-        subspace, not an ordering). The sign of each column is fixed so that its largest entry in absolute value is
-        positive.
+        (``"wishart"``, ``"analyze_gauss"``, ``"mod_sulq"``) they are ordered by decreasing noisy eigenvalue. For
+        ``"ppca"`` the columns are the sampler's own, in its order, not sorted by captured variance: for
+        k ≤ d − k column i is θᵢ, the i-th of the sequential draws; for k > d − k an orthonormal basis of the
+        complement of the drawn normals, computed from them in a fixed way; for k = d a Haar-random orthogonal
+        matrix; with ``sampler="gibbs"`` the chain's final state. The columns and their order are part of the
+        release, and the privacy proof covers them (it bounds the density of the ordered draws, of which the matrix
+        is a deterministic function). The sign of each column is fixed so that its largest entry in absolute value
+        is positive.
     explained_variance : ndarray of shape (k,) or None
         For the noisy-matrix methods: the k largest eigenvalues of the noisy second-moment matrix, in the units of the
         data (estimates of the eigenvalues of the uncentred XᵀX/n after clipping), free post-processing of the
@@ -519,19 +523,21 @@ class PCA(DPMech):
 
     *The default release (``sampler="auto"``) is proven for what it samples.* With m = min(k, d − k) and
     a = ε/((m + 1)Δ), it draws θ₁ … θ_m one after the other, θᵢ from the vector Bingham ∝ exp(a·θᵀCθ) on the unit
-    sphere of the orthogonal complement of θ₁ … θᵢ₋₁ (the "iterative eigenvector sampling" of Amin, Dick,
-    Kulesza, Muñoz Medina & Vassilvitskii 2019), each draw *exact* (KGM rejection sampler), and releases
-    span(θ₁ … θ_k); for k > d − k it draws m = d − k normal directions from exp(−a·θᵀCθ) and releases their
-    complement. *Claim: ε-DP under replace-one.* Proof: relative to the data-independent product of uniform
-    measures on the successive spheres, the sequence has density Πᵢ exp(±a·θᵢᵀCθᵢ)/Zᵢ(C; θ<ᵢ). For neighbours C, C′
-    the exponents differ by a·Σᵢ±((θᵢᵀx)² − (θᵢᵀy)²) = ±a·(‖Θᵀx‖² − ‖Θᵀy‖²) ∈ [−a, a], because Θ = [θ₁ … θ_m] has
-    orthonormal columns and ‖x‖, ‖y‖ ≤ 1; each normaliser Zᵢ changes by a factor in [e^−a, e^a], because its
-    exponent changes by at most a at every point of the sphere. The density ratio is at most e^((m+1)a) = e^ε, and
-    the release is post-processing of the sequence. (Basic composition of m ε/m-DP steps would give a = ε/(2m):
-    sharing the numerator bound across the steps gives each step 2m/(m + 1) times more concentration.) For m = 1
-    (k = 1, k = d − 1) this is CSS's exact matrix Bingham at ε; for k = d the span is ℝ^d and nothing depends on
-    the data. Compared with CSS's matrix Bingham at the same ε each step is less concentrated, so for
-    2 ≤ k ≤ d − 2 the utility is lower (``docs/pca.md`` gives numbers); that is the price of a proven guarantee.
+    sphere of the orthogonal complement of θ₁ … θᵢ₋₁ (the "iterative eigenvector sampling" of Amin, Dick, Kulesza,
+    Muñoz Medina & Vassilvitskii 2019), each draw *exact* (KGM rejection sampler), and releases the d×k matrix [θ₁ …
+    θ_k], columns in the order drawn; for k > d − k it draws m = d − k normal directions from exp(−a·θᵀCθ) and releases
+    an orthonormal basis of their complement computed from the ordered draws. *Claim: ε-DP under replace-one.* Proof:
+    relative to the data-independent product of uniform measures on the successive spheres, the sequence has density Πᵢ
+    exp(±a·θᵢᵀCθᵢ)/Zᵢ(C; θ<ᵢ). For neighbours C, C′ the exponents differ by a·Σᵢ±((θᵢᵀx)² − (θᵢᵀy)²) = ±a·(‖Θᵀx‖² −
+    ‖Θᵀy‖²) ∈ [−a, a], because Θ = [θ₁ … θ_m] has orthonormal columns and ‖x‖, ‖y‖ ≤ 1; each normaliser Zᵢ changes by a
+    factor in [e^−a, e^a], because its exponent changes by at most a at every point of the sphere. The density ratio is
+    at most e^((m+1)a) = e^ε for the *ordered* sequence, and the released matrix (its column order included, the signs
+    then canonicalised) is a deterministic function of it: post-processing. The release is not only the subspace
+    span(θ₁ … θ_k). (Basic composition of m ε/m-DP steps would give a = ε/(2m): sharing the numerator bound across the
+    steps gives each step 2m/(m + 1) times more concentration.) For m = 1 (k = 1, k = d − 1) this is CSS's exact matrix
+    Bingham at ε; for k = d the span is ℝ^d and nothing depends on the data. Compared with CSS's matrix Bingham at the
+    same ε each step is less concentrated, so for 2 ≤ k ≤ d − 2 the utility is lower (``docs/pca.md`` gives numbers);
+    that is the price of a proven guarantee.
 
     *The opt-in Gibbs path (``sampler="gibbs"``)* releases the state of Hoff's (2009) Gibbs chain for CSS's matrix
     Bingham at the full ε after ``n_sweeps`` sweeps from a uniformly random start, every column conditional drawn

@@ -81,12 +81,13 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
-        The released orthonormal directions, one per row (scikit-learn's layout).
+        The released orthonormal directions, one per row (scikit-learn's layout); for ``"ppca"`` in the order the
+        sampler drew them (see :class:`~diffpriv_py.estimators.PCAModel`).
     explained_variance_ : ndarray of shape (n_components,) or None
         Noisy uncentred second moments along the components (the top noisy eigenvalues, in data units) for the
         noisy-matrix methods (``"wishart"``, ``"analyze_gauss"``, ``"mod_sulq"``). ``None`` for ``"ppca"``: the
-        exponential mechanism samples a subspace and releases no eigenvalues; estimating them would need a second
-        release with its own share of the budget.
+        exponential mechanism samples the components (rows in the sampler's draw order, not sorted by variance) and
+        releases no eigenvalues; estimating them would need a second release with its own share of the budget.
     explained_variance_ratio_ : ndarray of shape (n_components,) or None
         ``explained_variance_`` over the noisy total variance (the trace of the noisy matrix); ``None`` for
         ``"ppca"``.
