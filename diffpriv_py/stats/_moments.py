@@ -13,6 +13,8 @@ import numpy as np
 
 from .._blockwise import first_block, is_out_of_core, map_reduce, n_rows
 from .._fixed_point import (
+    GRID_SLACK,
+    UNIT_ROUNDOFF,
     Grid,
     GridSums,
     exact_ratio,
@@ -311,7 +313,16 @@ def _raise_plan(
         post: Callable[[np.ndarray], np.ndarray] = clip_post
 
         scalar_post = _scalar_clip(float(count * origin), float(unit), float(low), float(high)) if one else None
-        error_scale: Any = np.abs(unit)
+        # Quantisation: each value's index is within grid.error steps of its exact position (Grid.over), so the
+        # exact mean of the indices is within error·2⁻ᵇ widths of that of the clipped values (a sum: m times
+        # that); the target's one rounding adds u·|target| ≤ u (mean) or u·m (sum).
+        top = float(count)
+        error: Any = _LinearError(
+            unit=np.abs(unit),
+            allowance=top * (grid.error * 2.0**-grid.bits + UNIT_ROUNDOFF),
+            top=top,
+            shift=np.abs(count * origin),
+        )
 
     else:  # var, in units of the grid width squared (every quantised value lies in an interval of width 1)
         if s.axis == 0:
@@ -346,8 +357,14 @@ def _raise_plan(
         post = std_post if root else var_post
 
         scalar_post = (_scalar_std if root else _scalar_variance)(float(cap), float(unit)) if one else None
-        with np.errstate(over="ignore"):  # bounds near ±1e308: an infinite bar, like the variance itself
-            error_scale = np.square(unit)
+        ratio = m / (m - ddof)
+        error = _VarianceError(
+            unit=np.abs(unit),
+            cap=cap,
+            slope=2.0 * grid.error * math.sqrt(ratio) * 2.0**-grid.bits,
+            floor=ratio * grid.error**2 * 4.0**-grid.bits + UNIT_ROUNDOFF * cap,
+            root=root,
+        )
 
     l1, l2 = sensitivities(per, together=s.together)
     return Plan(
@@ -357,7 +374,7 @@ def _raise_plan(
         dims=per.size,
         postprocess=post,
         scalar_postprocess=scalar_post,
-        accuracy=_scaled_error(error_scale),
+        accuracy=error,
     )
 
 
@@ -381,30 +398,88 @@ def _scalar_std(cap: float, scale: float) -> Callable[[float], float]:
     return lambda v: math.sqrt(min(max(v, 0.0), cap) + 0.0) * size
 
 
-def _scaled_error(scale: Any) -> Any:
-    """Error map of a statistic reported as clip(a + scale·v) or clip(v)·scale (a, scale public): the factor
-    multiplies the noise's half-width, and clipping into a range that holds the exact value never moves the
-    estimate further from it. (Module-level functions and partials, so a Response stays picklable.)"""
-    return functools.partial(_times, scale)
+@attrs.frozen(eq=False)
+class _LinearError:
+    """Error bar of a sum or mean reported as clip(shift + v·unit) (v the noised target in widths, |v| ≤ top + h).
+
+    With |noise| ≤ h (probability ≥ 1 − α) the reported value is within
+
+        (h + allowance)·|unit|·(1 + 2⁻⁴⁰) + 2⁻⁴⁰·(|shift| + (top + h)·|unit|)
+
+    of the exact statistic of the clipped data. Proof: the exact value is shift + W·Y (W the exact width, Y ∈
+    [0, top] the exact mean or sum of positions in widths) and the target t satisfies |t − Y| ≤ allowance (the grid's
+    quantisation and the target's rounding, see :func:`_raise_plan`). So shift + v·unit is within
+    (h + allowance)·|unit| + top·|unit − W| of it, with |unit − W| ≤ 3.0001u·W; forming shift + v·unit in float64
+    costs at most 2.0001u·(|shift| + (top + h)·|unit|), evaluating this bar a few u more; every such u-term is
+    inside the 2⁻⁴⁰ terms. Clipping into a range that holds the exact value never moves the estimate further from it.
+    """
+
+    unit: Any
+    allowance: float
+    top: float
+    shift: Any
+
+    def __call__(self, h: np.ndarray, value: Any) -> np.ndarray:
+        with np.errstate(over="ignore"):  # bounds near ±1e308: an infinite bar, like the statistic's range
+            noise = (h + self.allowance) * self.unit * (1.0 + GRID_SLACK)
+            result: np.ndarray = noise + GRID_SLACK * (self.shift + (self.top + h) * self.unit)
+        return result
 
 
-def _times(scale: Any, h: np.ndarray, value: Any) -> np.ndarray:
-    result: np.ndarray = h * scale
-    return result
+@attrs.frozen(eq=False)
+class _VarianceError:
+    """Error bar of a variance reported as clip(v, 0, cap)·unit², or of its root √clip(v, 0, cap)·|unit|.
+
+    Quantisation: with k_i = y_i + ε_i (|ε_i| ≤ e index steps, :class:`~diffpriv_py._fixed_point.Grid`) the sum of
+    squared deviations moves by ΔSS = 2Σ(y_i − ȳ)ε_i + Σ(ε_i − ε̄)², and Cauchy–Schwarz gives
+    |ΔSS| ≤ 2e·√(m·SS_y) + m·e². In widths² (V = SS_y/((m − ddof)·4ᵇ)) the quantised variance is therefore within
+    ``slope``·√V + ``floor`` of the exact variance V of the clipped data, with slope = 2e·√(m/(m − ddof))·2⁻ᵇ and
+    floor = m/(m − ddof)·e²·4⁻ᵇ + u·cap (the latter for the target's one correctly rounded division).
+
+    Given |noise| ≤ h the clipped noisy value c satisfies |c − V| ≤ h + slope·√V + floor (V ∈ [0, cap], so clipping
+    only helps). √V is unknown but V ≤ c + h + slope·√V + floor, a quadratic inequality: √V ≤ s⁺ =
+    (slope + √(slope² + 4(c + h + floor)))/2 (and ≤ √cap). Hence |c − V| ≤ E = h + slope·min(s⁺, √cap) + floor —
+    a public function of the released value, so low-variance data get the small allowance they deserve, and the
+    worst case (V = cap) is e·2⁻ᵇ·m/(m − ddof) + … . The variance bar is E·unit² and the std bar the larger distance
+    from √c to √max(c − E, 0) and √(c + E), both computed in a cancellation-free form; c is recovered from the
+    reported value within a relative 2⁻⁴⁰, and the roundings of unit² against W², of the post-processing and of
+    this bar are covered by the 2⁻⁴⁰ terms.
+    """
+
+    unit: Any
+    cap: float
+    slope: float
+    floor: float
+    root: bool
+
+    def __call__(self, h: np.ndarray, value: Any) -> np.ndarray:
+        unit = self.unit
+        v = np.asarray(value, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if self.root:
+                r = v / unit
+                c_hi = r * r * (1.0 + GRID_SLACK)
+            else:
+                c_hi = v / unit / unit * (1.0 + GRID_SLACK)
+            c_up = np.where(np.isnan(c_hi), self.cap, np.minimum(c_hi, self.cap))
+            s_max = np.minimum((self.slope + np.sqrt(self.slope**2 + 4.0 * (c_up + h + self.floor))) / 2.0,
+                               math.sqrt(self.cap))  # fmt: skip
+            spread = h + self.slope * s_max + self.floor
+            if not self.root:
+                result: np.ndarray = (spread * (1.0 + GRID_SLACK) + GRID_SLACK * self.cap) * unit * unit
+                return result
+            # √(c_hi + E) − r and r − √max(c_lo − E, 0) (c_lo = r²(1 − 2⁻⁴⁰)) without cancellation.
+            excess = GRID_SLACK * r * r + spread
+            c_lo = r * r * (1.0 - GRID_SLACK) - spread
+            up = excess / (np.sqrt(c_hi + spread) + r)
+            down = np.where(c_lo > 0.0, excess / (r + np.sqrt(np.maximum(c_lo, 0.0))), r)
+            result = (np.maximum(up, down) * (1.0 + GRID_SLACK) + GRID_SLACK * math.sqrt(self.cap)) * unit
+            return result
 
 
 def _count_error(h: np.ndarray, value: Any) -> np.ndarray:
     """The exact count c is an integer: |v − c| ≤ h implies |rint(v) − c| ≤ ⌊h + ½⌋ (h itself for integer noise)."""
     return np.floor(h + 0.5)
-
-
-def _std_error(var_error: Any, h: np.ndarray, value: Any) -> np.ndarray:
-    """The exact variance lies in [w − e, w + e] ∩ [0, ∞) (w = value², the reported variance; e its half-width), so
-    the exact std lies in [√max(w − e, 0), √(w + e)]; the half-width is the larger distance from √w to its ends."""
-    root = np.asarray(value, dtype=np.float64)
-    var = root * root
-    width = np.asarray(var_error(h, var), dtype=np.float64)
-    return np.maximum(root - np.sqrt(np.maximum(var - width, 0.0)), np.sqrt(var + width) - root)
 
 
 def _finished_error(error: Any, kept: tuple[int, ...] | None, scalar: bool, h: np.ndarray, value: Any) -> Any:
@@ -454,9 +529,14 @@ def _omit_plan(
             return result
 
         l1, l2 = sensitivities(per, together=True)
-        return Plan(
-            target=target, l1=l1, l2=l2, dims=per.size, postprocess=sum_post, accuracy=_scaled_error(np.abs(unit))
+        top = float(max_count)  # |target| ≤ max_count widths; the exact sum is W·Y with |Y| ≤ max_count
+        error = _LinearError(
+            unit=np.abs(unit),
+            allowance=top * (grid.error * 2.0**-grid.bits + UNIT_ROUNDOFF),
+            top=top,
+            shift=np.zeros_like(np.abs(unit)),
         )
+        return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=sum_post, accuracy=error)
 
     order = 2 if statistic == "var" else 1
     # One rounding per released Σu (|Σu| ≤ count/2) and Σu² (≤ count/4): added once per group, to L1 and to L2.
@@ -635,8 +715,6 @@ def _plan(
         # The std is the square root of the variance, taken in grid units (root=True) so it never overflows.
         plan = (_omit_plan if policy == "omit" else _raise_plan)(stat, s, lo, hi, ddof, who, statistic == "std")
     post, scalar_post, accuracy = plan.postprocess, plan.scalar_postprocess, plan.accuracy
-    if statistic == "std":
-        accuracy = None if accuracy is None else functools.partial(_std_error, accuracy)
     scalar = not s.two_d or s.axis is None
     kept = _kept_shape(s) if keepdims else None
     if accuracy is not None:
