@@ -34,6 +34,7 @@ __all__ = [
     "BLOCK",
     "BLOCK_SUMS",
     "GRID_SLACK",
+    "GRID_TINY",
     "UNIT_ROUNDOFF",
     "Grid",
     "GridSums",
@@ -97,6 +98,10 @@ def rounding_allowance(max_abs: Any, roundings: int = 1) -> Any:
 GRID_SLACK = 2.0**-40
 """Relative allowance, on the safe side, for the floating-point roundings of an error bar's back-mapping and
 post-processing (each a relative u = 2⁻⁵³; a few dozen of them stay far below 2⁻⁴⁰ = 8192u)."""
+
+GRID_TINY = 2.0**-1072
+"""Absolute allowance, on the safe side, for a few roundings into the subnormal range (each at most 2⁻¹⁰⁷⁵): a
+variance of values within 1e-300 of each other is below the smallest double, and rounds to 0."""
 
 
 @attrs.frozen(eq=False)

@@ -14,6 +14,7 @@ import numpy as np
 from .._blockwise import first_block, is_out_of_core, map_reduce, n_rows
 from .._fixed_point import (
     GRID_SLACK,
+    GRID_TINY,
     UNIT_ROUNDOFF,
     Grid,
     GridSums,
@@ -411,7 +412,8 @@ class _LinearError:
     quantisation and the target's rounding, see :func:`_raise_plan`). So shift + v·unit is within
     (h + allowance)·|unit| + top·|unit − W| of it, with |unit − W| ≤ 3.0001u·W; forming shift + v·unit in float64
     costs at most 2.0001u·(|shift| + (top + h)·|unit|), evaluating this bar a few u more; every such u-term is
-    inside the 2⁻⁴⁰ terms. Clipping into a range that holds the exact value never moves the estimate further from it.
+    inside the 2⁻⁴⁰ terms (and 2⁻¹⁰⁷² covers their underflow). Clipping into a range that holds the exact value
+    never moves the estimate further from it.
     """
 
     unit: Any
@@ -422,7 +424,7 @@ class _LinearError:
     def __call__(self, h: np.ndarray, value: Any) -> np.ndarray:
         with np.errstate(over="ignore"):  # bounds near ±1e308: an infinite bar, like the statistic's range
             noise = (h + self.allowance) * self.unit * (1.0 + GRID_SLACK)
-            result: np.ndarray = noise + GRID_SLACK * (self.shift + (self.top + h) * self.unit)
+            result: np.ndarray = noise + GRID_SLACK * (self.shift + (self.top + h) * self.unit) + GRID_TINY
         return result
 
 
@@ -443,7 +445,7 @@ class _VarianceError:
     worst case (V = cap) is e·2⁻ᵇ·m/(m − ddof) + … . The variance bar is E·unit² and the std bar the larger distance
     from √c to √max(c − E, 0) and √(c + E), both computed in a cancellation-free form; c is recovered from the
     reported value within a relative 2⁻⁴⁰, and the roundings of unit² against W², of the post-processing and of
-    this bar are covered by the 2⁻⁴⁰ terms.
+    this bar are covered by the 2⁻⁴⁰ terms, their underflow (values within 1e-300 of each other) by 2⁻¹⁰⁷².
     """
 
     unit: Any
@@ -466,14 +468,14 @@ class _VarianceError:
                                math.sqrt(self.cap))  # fmt: skip
             spread = h + self.slope * s_max + self.floor
             if not self.root:
-                result: np.ndarray = (spread * (1.0 + GRID_SLACK) + GRID_SLACK * self.cap) * unit * unit
+                result: np.ndarray = (spread * (1.0 + GRID_SLACK) + GRID_SLACK * self.cap) * unit * unit + GRID_TINY
                 return result
             # √(c_hi + E) − r and r − √max(c_lo − E, 0) (c_lo = r²(1 − 2⁻⁴⁰)) without cancellation.
             excess = GRID_SLACK * r * r + spread
             c_lo = r * r * (1.0 - GRID_SLACK) - spread
             up = excess / (np.sqrt(c_hi + spread) + r)
             down = np.where(c_lo > 0.0, excess / (r + np.sqrt(np.maximum(c_lo, 0.0))), r)
-            result = (np.maximum(up, down) * (1.0 + GRID_SLACK) + GRID_SLACK * math.sqrt(self.cap)) * unit
+            result = (np.maximum(up, down) * (1.0 + GRID_SLACK) + GRID_SLACK * math.sqrt(self.cap)) * unit + GRID_TINY
             return result
 
 
