@@ -288,3 +288,38 @@ def test_the_deterministic_check_catches_the_bar_without_the_grid_allowance(stat
     """The exact check has power: with every grid claiming zero error it finds a counterexample."""
     with old_bars(), pytest.raises(AssertionError):
         test_the_noiseless_release_is_within_the_allowance_of_the_exact_statistic(statistic=statistic)
+
+
+# ---- pandas input perturbation -------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_frame_noise_bars_are_in_data_units_and_cover_every_cell():
+    """DataFrame.private.noise: the bar of each cell is in its column's units (width, integer rounding, float32
+    cast included) and covers the clipped value; the bar in widths (what the Response gave before) does not."""
+    import pandas as pd
+
+    import diffpriv_py.pandas  # noqa: F401  (registers the accessor)
+
+    gen = np.random.default_rng(11)
+    frame = pd.DataFrame(
+        {
+            "wide": gen.uniform(-20, 120, 30),
+            "count": gen.integers(0, 50, 30),
+            "small": gen.uniform(0, 1, 30).astype(np.float32),
+        }
+    )
+    bounds = {"wide": (0.0, 100.0), "count": (0, 49), "small": (0.0, 1.0)}
+    clipped = np.column_stack([np.clip(frame[c].to_numpy(np.float64), *bounds[c]) for c in frame.columns])
+    runs, alpha = 100, 0.2
+    hits = np.zeros(3)
+    old = np.zeros(3)
+    for seed in range(runs):
+        r = frame.private.noise(dp.Eps(3.0), bounds=bounds, rng=seed, full_response=True)
+        err = np.abs(r.response.to_numpy(np.float64) - clipped)
+        hits += (err <= r.accuracy(alpha)).sum(axis=0)
+        old += (err <= dp.accuracy.half_width(r.mechanism, r.privacy_params, r.response.to_numpy(), alpha)).sum(0)
+    trials = runs * frame.shape[0]
+    floor = coverage_floor(trials, alpha)
+    assert np.all(hits >= floor), hits
+    assert old[0] < floor and old[1] < floor  # widths 100 and 49: the bar in widths is far too small
