@@ -221,10 +221,13 @@ class GroupBy(DPMech):
 
     The inherited ``sensitivity`` attribute is not used (each noised vector has its own, above).
 
-    **Error bars.** Counts and sums: the exact (1 − α) noise quantile (:meth:`diffpriv_py.Response.accuracy`).
-    Mean, variance, std: intervals from the union bound over the noised vectors they use (each at α/k) pushed
-    through the public formulas by interval arithmetic, reported as the half-width around the value; they assume
-    the group is non-empty. Per group and per statistic, not simultaneous.
+    **Error bars** cover the exact statistic of the clipped values that survive bounding. Counts: the exact (1 − α)
+    noise quantile (:meth:`diffpriv_py.Response.accuracy`); sums: that plus the grid's quantisation of at most
+    n_people·R rows (:meth:`_sum_allowance`). Mean, variance, std: intervals from the union bound over the noised
+    vectors they use (each at α/k), Σu and Σ(u² − ⅛) widened by the grid's quantisation of at most the count's
+    upper end of rows, pushed through the public formulas by interval arithmetic (plus 2⁻⁴⁰ for float rounding),
+    reported as the half-width around the value; they assume the group is non-empty. Per group and per statistic,
+    not simultaneous.
     """
 
     target: Callable[[Any], Any] = attrs.field(default=_identity, validator=_callable_target)

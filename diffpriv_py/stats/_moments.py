@@ -458,11 +458,8 @@ class _VarianceError:
         unit = self.unit
         v = np.asarray(value, dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            if self.root:
-                r = v / unit
-                c_hi = r * r * (1.0 + GRID_SLACK)
-            else:
-                c_hi = v / unit / unit * (1.0 + GRID_SLACK)
+            r = v / unit  # the reported std, or the variance in widths·data units, in widths
+            c_hi = (r * r if self.root else r / unit) * (1.0 + GRID_SLACK)
             c_up = np.where(np.isnan(c_hi), self.cap, np.minimum(c_hi, self.cap))
             s_max = np.minimum((self.slope + np.sqrt(self.slope**2 + 4.0 * (c_up + h + self.floor))) / 2.0,
                                math.sqrt(self.cap))  # fmt: skip
@@ -855,7 +852,10 @@ def mean(
     Exact in floating point: values are clipped and mapped to integers on a public grid of 2³⁵ steps across the
     bounds, summed exactly, and divided once (correctly rounded); the sensitivity, in units of hi − lo, is 1/n plus
     2⁻⁵² for that rounding, so it holds for the computed float64 value, not only for real numbers (Casacuberta et al.
-    2022). Each value moves by at most (hi − lo)·2⁻³⁶. See ``docs/security.md``, "Exact aggregation".
+    2022). Each value moves by at most about (hi − lo)·2⁻³⁶. See ``docs/security.md``, "Exact aggregation".
+
+    The error bar of a full response (``Response.accuracy``) covers the exact mean of the clipped data: it adds
+    that quantisation (and the target's rounding) to the noise's bar (see ``_LinearError`` and ``docs/accuracy.md``).
 
     Examples
     --------
@@ -925,7 +925,8 @@ def sum(
 
     Exact in floating point: the clipped values are integers on a public grid of 2³⁵ steps across the bounds, summed
     exactly; the one rounding of the exact sum to float64 is added to the sensitivity (2⁻⁵² of the largest possible
-    sum), so the guarantee holds for the computed value (Casacuberta et al. 2022).
+    sum), so the guarantee holds for the computed value (Casacuberta et al. 2022). The error bar of a full response
+    covers the exact sum of the clipped data: it adds m·(hi − lo)·2⁻³⁶ (about) for the quantisation of m values.
     """
     return _run(
         "sum",
@@ -992,7 +993,12 @@ def var(
 
     Exact in floating point: values are integers on a public grid of 2¹⁸ steps across the bounds, n·Σk² − (Σk)² is
     an exact integer and the variance is one correctly rounded division; the sensitivity adds 2⁻⁵² of the largest
-    possible variance for that rounding. Each value moves by at most r·2⁻¹⁹ (and so does the standard deviation).
+    possible variance for that rounding. Each value moves by at most about r·2⁻¹⁹, the variance by up to about
+    2⁻¹⁹·r² (2e·√V·2⁻ᵇ·√(n/(n − ddof)) + …, V the variance in units of r²).
+
+    The error bar of a full response covers the exact variance of the clipped data: it adds that quantisation,
+    bounded from the released value, to the noise's bar (proof in ``_VarianceError``; ``docs/accuracy.md``), so at
+    very large n·ε it levels off near 2⁻¹⁹·r² instead of shrinking like 1/(n·ε).
     """
     return _run(
         "var",
@@ -1049,6 +1055,8 @@ def std(
     Notes
     -----
     Same guarantee and sensitivity as :func:`var`; the square root of the clipped noisy variance is post-processing.
+    The error bar covers the exact standard deviation of the clipped data (the variance's interval, grid quantisation
+    included, mapped through the square root), so at very large n·ε it levels off near r·2⁻¹⁹.
     """
     return _run(
         "std",
