@@ -323,3 +323,34 @@ def test_frame_noise_bars_are_in_data_units_and_cover_every_cell():
     floor = coverage_floor(trials, alpha)
     assert np.all(hits >= floor), hits
     assert old[0] < floor and old[1] < floor  # widths 100 and 49: the bar in widths is far too small
+
+
+# ---- direct releases -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mech", ["laplace", "gaussian"])
+def test_float_noise_bars_include_the_rounding_of_the_noisy_output(mech):
+    """noise="float" adds noise in one float addition. With the noise's bar just below one ulp of the output
+    (target 10¹⁰ + ⅓, ulp 2⁻¹⁹), any |noise| above half an ulp rounds to a whole ulp — beyond the noise quantile
+    alone about 20-30% of the time; the bar with one ulp for the rounding covers."""
+    target = 1e10 + 1.0 / 3.0
+    ulp = float(np.spacing(target))
+    if mech == "laplace":
+        params: dp.Eps = dp.Eps(1.0)
+        delta = 0.99 * ulp / math.log(1 / ALPHA)
+        m: Any = dp.Laplace(target=lambda x: target, sensitivity=delta, noise="float")
+    else:
+        params = dp.Del(1.0, 1e-6)
+        unit = dp.Gaussian(target=lambda x: target, sensitivity=1.0, noise="float").noise_scale(params)
+        delta = 0.99 * ulp / (float(sps.norm.isf(ALPHA / 2)) * unit)
+        m = dp.Gaussian(target=lambda x: target, sensitivity=delta, noise="float")
+    runs = 300
+    hits = old = 0
+    for seed in range(runs):
+        r = m.release_response(params, [0.0], rng=seed)
+        err = abs(Fraction(float(r.response)) - Fraction(target))
+        bar = r.accuracy(ALPHA)
+        hits += err <= Fraction(bar)
+        old += err <= Fraction(bar - float(np.spacing(abs(float(r.response)))))
+    assert hits >= coverage_floor(runs)
+    assert old < coverage_floor(runs)
