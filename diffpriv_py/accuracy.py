@@ -136,7 +136,8 @@ def _noise_half_width(mech: DPMech, params: Eps, values: np.ndarray, alpha: floa
     if isinstance(mech, Laplace):
         if mech.noise == "float":
             # value + noise is rounded once: at most half an ulp of the output on top of the noise.
-            return mech.noise_scale(params) * math.log(1.0 / alpha) + np.spacing(np.abs(values))
+            spread: np.ndarray = mech.noise_scale(params) * math.log(1.0 / alpha) + np.spacing(np.abs(values))
+            return spread
         r = _noise.grid_step(mech.sensitivity / eps)
         eps_t = eps if mech.noise == "exact" else _noise.laplace_epsilon_reserve(eps, dims)
         scale = (mech.sensitivity + dims * r) / eps_t
@@ -144,6 +145,7 @@ def _noise_half_width(mech: DPMech, params: Eps, values: np.ndarray, alpha: floa
     assert isinstance(mech, Gaussian)
     z = float(-ndtri(alpha / 2))
     if mech.noise == "float":
-        return mech.noise_scale(params) * z + np.spacing(np.abs(values))
+        result: np.ndarray = mech.noise_scale(params) * z + np.spacing(np.abs(values))
+        return result
     r, sigma = _noise.gaussian_grid_calibration(mech._sigma_for, mech.sensitivity, eps, params.delta, dims)
     return sigma * z + r / 2 + _output_rounding(values, r)
