@@ -354,3 +354,16 @@ def test_float_noise_bars_include_the_rounding_of_the_noisy_output(mech):
         old += err <= Fraction(bar - float(np.spacing(abs(float(r.response)))))
     assert hits >= coverage_floor(runs)
     assert old < coverage_floor(runs)
+
+
+def test_a_sum_cast_to_a_dtype_has_a_bar_for_the_cast():
+    """dtype=int rounds (½ more); a value clipped to an integer dtype's end has an infinite bar (the exact sum may lie
+    beyond it); float32 adds its precision."""
+    x = np.full(50, 3.0)
+    plain = dp.stats.sum(x, dp.Eps(1.0), bounds=(0, 10), rng=0, full_response=True).accuracy(ALPHA)
+    rounded = dp.stats.sum(x, dp.Eps(1.0), bounds=(0, 10), dtype=int, rng=0, full_response=True)
+    assert rounded.accuracy(ALPHA) == pytest.approx(plain + 0.5, rel=1e-12)
+    clipped = dp.stats.sum(x, dp.Eps(1.0), bounds=(0, 10), dtype=np.int8, rng=0, full_response=True)
+    assert int(clipped.response) == 127 and clipped.accuracy(ALPHA) == math.inf  # the exact sum 150 is beyond 127
+    single = dp.stats.sum(x, dp.Eps(1.0), bounds=(0, 10), dtype=np.float32, rng=0, full_response=True)
+    assert single.accuracy(ALPHA) > plain

@@ -717,6 +717,8 @@ def _plan(
     scalar = not s.two_d or s.axis is None
     kept = _kept_shape(s) if keepdims else None
     if accuracy is not None:
+        if dtype is not None:
+            accuracy = _CastError(accuracy, dtype)
         accuracy = functools.partial(_finished_error, accuracy, kept, scalar and kept is None)
     if dtype is not None:
         post = _then(post, functools.partial(_as_dtype, dtype=dtype))
@@ -754,16 +756,43 @@ def _dtype_item(values: Any) -> Any:
     return np.asarray(values).reshape(-1)[0]
 
 
+def _integer_range(dtype: np.dtype) -> tuple[float, float]:
+    """The float64 range an integer dtype's results are clipped to (float(2⁶³ − 1) rounds up to 2⁶³: one below)."""
+    info = np.iinfo(dtype)
+    top = float(info.max)
+    if int(top) > info.max:
+        top = float(np.nextafter(top, -np.inf))
+    return float(info.min), top
+
+
 def _as_dtype(values: Any, dtype: np.dtype) -> np.ndarray:
     """numpy's ``dtype=`` for the output: integers are the rounded values clipped to the dtype's range."""
     arr = np.asarray(values, dtype=np.float64)
     if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        top = float(info.max)
-        if int(top) > info.max:  # float(2⁶³ − 1) rounds up to 2⁶³, which does not fit
-            top = float(np.nextafter(top, -np.inf))
-        return np.clip(np.rint(arr), float(info.min), top).astype(dtype)
+        return np.clip(np.rint(arr), *_integer_range(dtype)).astype(dtype)
     return arr.astype(dtype)
+
+
+@attrs.frozen(eq=False)
+class _CastError:
+    """The error bar after ``dtype=``: rounding to an integer adds ½; a value clipped to an integer dtype's end may
+    hide an exact value beyond it (infinite bar there; elsewhere the clip did nothing); a float dtype's cast adds
+    its relative precision and its smallest subnormal (an overflow to ±inf gives an infinite bar)."""
+
+    inner: Any
+    dtype: np.dtype
+
+    def __call__(self, h: np.ndarray, value: Any) -> np.ndarray:
+        v = np.asarray(value, dtype=np.float64)
+        bar = np.asarray(self.inner(h, v), dtype=np.float64)
+        if self.dtype.kind in "iu":
+            low, high = _integer_range(self.dtype)
+            result: np.ndarray = np.where((v <= low) | (v >= high), np.inf, bar + 0.5)
+            return result
+        fine = np.finfo(self.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = bar + float(fine.eps) * (np.abs(v) + bar) + float(fine.smallest_subnormal)
+        return result
 
 
 _COMMON_PARAMS = """
