@@ -367,3 +367,26 @@ def test_a_sum_cast_to_a_dtype_has_a_bar_for_the_cast():
     assert int(clipped.response) == 127 and clipped.accuracy(ALPHA) == math.inf  # the exact sum 150 is beyond 127
     single = dp.stats.sum(x, dp.Eps(1.0), bounds=(0, 10), dtype=np.float32, rng=0, full_response=True)
     assert single.accuracy(ALPHA) > plain
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("axis", [None, 0])
+def test_histogram_count_bars_cover_numpys_counts(axis):
+    """Histogram counts (numpy's counts with the public float64 edges) are within ⌊h + ½⌋ at rate ≥ 1 − α, laid out
+    as the counts; a bar a quarter as wide is refuted."""
+    x = np.random.default_rng(2).uniform(-1, 11, (400, 2))
+    exact_counts = np.column_stack([np.histogram(x[:, j], bins=6, range=(0, 10))[0] for j in range(2)])
+    if axis is None:
+        exact_counts = np.histogram(x, bins=6, range=(0, 10))[0]
+    runs, alpha = 200, 0.2
+    hits = quarter = 0
+    for seed in range(runs):
+        r, _ = dp.stats.histogram(x, dp.Eps(0.5), bins=6, range=(0, 10), axis=axis, rng=seed, full_response=True)
+        bar = r.accuracy(alpha)
+        assert bar.shape == r.response.shape
+        err = np.abs(r.response - exact_counts)
+        hits += int((err <= bar).sum())
+        quarter += int((err <= bar / 4).sum())
+    trials = runs * exact_counts.size
+    assert hits >= coverage_floor(trials, alpha)
+    assert quarter < coverage_floor(trials, alpha)

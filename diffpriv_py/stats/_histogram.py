@@ -107,6 +107,23 @@ class HistogramTarget:
         return np.histogram(values, bins=self.edges)[0]
 
 
+@attrs.frozen
+class _CountsError:
+    """Error bar of the counts: each exact count c is an integer, so |v − c| ≤ h gives |rint(v) − c| ≤ ⌊h + ½⌋, and
+    clipping into [0, cap] ∋ c never moves the count further from it; laid out as the counts are (bins × columns)."""
+
+    d: int
+    k: int
+    per_column: bool
+
+    def __call__(self, h: np.ndarray, value: Any) -> np.ndarray:
+        bar = np.floor(
+            np.broadcast_to(np.asarray(h, dtype=np.float64), (self.k * (self.d if self.per_column else 1),)) + 0.5
+        )
+        result: np.ndarray = bar.reshape(self.d, self.k).T if self.per_column else bar
+        return result
+
+
 def histogram(
     x: Any,
     privacy_params: Eps,
@@ -208,7 +225,16 @@ def histogram(
         return result
 
     target = HistogramTarget(edges, uniform=uniform, per_column=per_column, nan_policy=nan_policy, who=who)
-    plan = Plan(target=target, l1=l1, l2=l2, dims=k * (d if per_column else 1), postprocess=post, integer=True)
+    accuracy = None if density else _CountsError(d=d, k=k, per_column=per_column)
+    plan = Plan(
+        target=target,
+        l1=l1,
+        l2=l2,
+        dims=k * (d if per_column else 1),
+        postprocess=post,
+        integer=True,
+        accuracy=accuracy,
+    )
     counts = release(
         plan,
         privacy_params,
