@@ -190,6 +190,10 @@ def histogram(
     With ``density=True`` the total that normalises the density is the sum of the noisy counts: the noisy
     density is post-processing of the noisy histogram, so it costs nothing more and its guarantee is that of the
     counts. Values outside the range (and NaN under ``nan_policy="omit"``) are not in that total, as in numpy.
+
+    Error bars (``full_response=True``, counts only): ``Response.accuracy(alpha)`` is ⌊h + ½⌋ per bin, h the
+    noise's half-width; it covers numpy's exact counts with the public float64 edges. A density has no closed-form
+    bar and refuses.
     """
     who = "dp.stats.histogram"
     nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
