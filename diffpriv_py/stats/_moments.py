@@ -458,8 +458,10 @@ class _VarianceError:
         unit = self.unit
         v = np.asarray(value, dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            r = v / unit  # the reported std, or the variance in widths·data units, in widths
-            c_hi = (r * r if self.root else r / unit) * (1.0 + GRID_SLACK)
+            r = v / unit  # the reported std in widths
+            # c from the reported value: a variance may have underflowed (GRID_TINY covers that); a std only when c is
+            # so small that its error is far inside the floor term.
+            c_hi = (r * r if self.root else (v + GRID_TINY) / unit / unit) * (1.0 + GRID_SLACK)
             c_up = np.where(np.isnan(c_hi), self.cap, np.minimum(c_hi, self.cap))
             s_max = np.minimum((self.slope + np.sqrt(self.slope**2 + 4.0 * (c_up + h + self.floor))) / 2.0,
                                math.sqrt(self.cap))  # fmt: skip
