@@ -101,8 +101,10 @@ def half_width(mechanism: DPMech, privacy_params: Eps, noised: Any, alpha: float
       exponential-mechanism quantiles give one in rank units).
 
     The safe samplers' float decisions change each probability by a relative error below 2⁻⁴⁰, which changes the
-    coverage by far less than any α of interest. The bound is about the noise only: clipping to public bounds and
-    the sensitivity are the caller's model.
+    coverage by far less than any α of interest. ``noise="float"`` adds one ulp of the output for the rounding of
+    value + noise. The bound is about the noise around the target *as computed* (in floating point, on the clipped
+    data if the target clips): any rounding or bias inside the target is the caller's, and so are clipping to
+    public bounds and the sensitivity. (The ``dp.stats`` functions add their own target's allowance on top.)
     """
     alpha = check_alpha(alpha)
     values = np.asarray(noised, dtype=np.float64) if not isinstance(noised, (list, tuple)) else np.asarray(noised)
@@ -133,7 +135,9 @@ def _noise_half_width(mech: DPMech, params: Eps, values: np.ndarray, alpha: floa
         return zeros + float(discrete_laplace_half_width(eps_t / mech.sensitivity, alpha))
     if isinstance(mech, Laplace):
         if mech.noise == "float":
-            return zeros + mech.noise_scale(params) * math.log(1.0 / alpha)
+            # value + noise is rounded once: at most half an ulp of the output on top of the noise.
+            spread: np.ndarray = mech.noise_scale(params) * math.log(1.0 / alpha) + np.spacing(np.abs(values))
+            return spread
         r = _noise.grid_step(mech.sensitivity / eps)
         eps_t = eps if mech.noise == "exact" else _noise.laplace_epsilon_reserve(eps, dims)
         scale = (mech.sensitivity + dims * r) / eps_t
@@ -141,6 +145,7 @@ def _noise_half_width(mech: DPMech, params: Eps, values: np.ndarray, alpha: floa
     assert isinstance(mech, Gaussian)
     z = float(-ndtri(alpha / 2))
     if mech.noise == "float":
-        return zeros + mech.noise_scale(params) * z
+        result: np.ndarray = mech.noise_scale(params) * z + np.spacing(np.abs(values))
+        return result
     r, sigma = _noise.gaussian_grid_calibration(mech._sigma_for, mech.sensitivity, eps, params.delta, dims)
     return sigma * z + r / 2 + _output_rounding(values, r)

@@ -328,8 +328,9 @@ class StatisticErrorBound:
         if self.accuracy is None:
             raise NotImplementedError(
                 "This statistic is a non-linear function of several noisy quantities (e.g. a mean or variance under "
-                "nan_policy='omit', or a covariance matrix), so it has no closed-form error bar here. Use "
-                "nan_policy='raise' (after imputing missing values) for mean/var/std with error bars."
+                "nan_policy='omit', a covariance matrix, a histogram density), so it has no closed-form error bar "
+                "here. Use nan_policy='raise' (after imputing missing values) for mean/var/std with error bars, and "
+                "density=False for histogram counts with error bars."
             )
         noise = half_width(self.mechanism, self.privacy_params, self.noised, alpha, simultaneous=simultaneous)
         return self.accuracy(np.asarray(noise, dtype=np.float64), np.asarray(self.value, dtype=np.float64))

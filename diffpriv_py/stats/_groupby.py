@@ -15,7 +15,16 @@ from .._blockwise import is_out_of_core, map_reduce
 from .._contribution import bound_contributions, run_starts
 from .._datasets import as_array
 from .._extras import require
-from .._fixed_point import BLOCK, Grid, rounding_allowance, square_bits, sum_bits, to_units
+from .._fixed_point import (
+    BLOCK,
+    GRID_SLACK,
+    UNIT_ROUNDOFF,
+    Grid,
+    rounding_allowance,
+    square_bits,
+    sum_bits,
+    to_units,
+)
 from .._rng import RNGLike
 from .._validation import check_int, refuse_masked
 from ..accuracy import check_alpha, discrete_laplace_half_width, half_width
@@ -32,10 +41,11 @@ __all__ = ["GROUPBY_STATISTICS", "GroupBy", "GroupByResult", "groupby"]
 GROUPBY_STATISTICS = ("count", "sum", "mean", "var", "std")
 
 
-def _error_bar(mech: DPMech, params: Eps, value: np.ndarray) -> Callable[[float], np.ndarray]:
-    # A closure per measurement: the half-width of its error bar at level alpha, one per group.
+def _error_bar(mech: DPMech, params: Eps, value: np.ndarray, allowance: float = 0.0) -> Callable[[float], np.ndarray]:
+    # A closure per measurement: the half-width of its error bar at level alpha, one per group, plus the public
+    # ``allowance`` for how far the computed vector may lie from the exact sums of the clipped values.
     return lambda alpha: np.broadcast_to(
-        np.asarray(half_width(mech, params, value, alpha), dtype=np.float64), value.shape
+        np.asarray(half_width(mech, params, value, alpha), dtype=np.float64) + allowance, value.shape
     )
 
 
@@ -238,10 +248,13 @@ class GroupBy(DPMech):
 
     The inherited ``sensitivity`` attribute is not used (each noised vector has its own, above).
 
-    **Error bars.** Counts and sums: the exact (1 − α) noise quantile (:meth:`diffpriv_py.Response.accuracy`).
-    Mean, variance, std: intervals from the union bound over the noised vectors they use (each at α/k) pushed
-    through the public formulas by interval arithmetic, reported as the half-width around the value; they assume
-    the group is non-empty. Per group and per statistic, not simultaneous.
+    **Error bars** cover the exact statistic of the clipped values that survive bounding. Counts: the exact (1 − α)
+    noise quantile (:meth:`diffpriv_py.Response.accuracy`); sums: that plus the grid's quantisation of at most
+    n_people·R rows (:meth:`_sum_allowance`). Mean, variance, std: intervals from the union bound over the noised
+    vectors they use (each at α/k), Σu and Σ(u² − ⅛) widened by the grid's quantisation of at most the count's
+    upper end of rows, pushed through the public formulas by interval arithmetic (plus 2⁻⁴⁰ for float rounding),
+    reported as the half-width around the value; they assume the group is non-empty. Per group and per statistic,
+    not simultaneous.
     """
 
     target: Callable[[Any], Any] = attrs.field(default=_identity, validator=_callable_target)
@@ -586,7 +599,7 @@ class GroupBy(DPMech):
                 continue
             resp = mech.release_response(params, exact[m.name], rng=rng)
             noisy[m.name] = np.atleast_1d(np.asarray(resp.response, dtype=np.float64))
-            bars[m.name] = _error_bar(mech, params, noisy[m.name])
+            bars[m.name] = _error_bar(mech, params, noisy[m.name], self._sum_allowance(m, n_people))
         units = {m.name: m.grid for m in measurements if m.grid is not None}
         result = self._report(keys, noisy, bars, units)
         if self.quantiles:
@@ -641,6 +654,19 @@ class GroupBy(DPMech):
             return DiscreteLaplace(target=target, sensitivity=l1, dims=max(k, 1))
         return Laplace(target=target, sensitivity=l1, dims=max(k, 1))
 
+    def _sum_allowance(self, m: _Measurement, n_people: int) -> float:
+        """How far the computed per-group ``sum`` may lie from the exact sum of the clipped values, in released units.
+
+        A group holds at most n_people·R rows (R = ``max_rows`` per person); each row's index is within
+        ``grid.error`` steps of its exact position (:class:`~diffpriv_py._fixed_point.Grid`) and the exact total is
+        rounded once (u·|total| ≤ u·rows·M). The other measurements need none (counts are exact) or get a tighter
+        one from the noisy count in :meth:`_report`.
+        """
+        if m.name != "sum" or m.grid is None:
+            return 0.0
+        rows = float(n_people * self.max_rows)
+        return rows * (m.grid.error * 2.0**-m.grid.bits + UNIT_ROUNDOFF * m.bound)
+
     def _report(
         self,
         keys: np.ndarray,
@@ -661,7 +687,10 @@ class GroupBy(DPMech):
         if "sum" in wanted:
             unit = float(grids["sum"].unit())  # data units per released unit (the grid's width)
             values["sum"] = noisy["sum"] * unit
-            acc["sum"] = bars["sum"](alpha) * unit
+            # |unit − W| ≤ 3.0001u·W of the exact sum (≤ |value| + bar on the event) and the product's rounding:
+            # inside the 2⁻⁴⁰ terms.
+            bar = bars["sum"](alpha) * unit
+            acc["sum"] = bar * (1.0 + 2.0 * GRID_SLACK) + GRID_SLACK * np.abs(values["sum"])
         if set(wanted) & {"mean", "var", "std"}:
             grid = grids["sum_u"]
             width = float(grid.unit())
@@ -673,14 +702,25 @@ class GroupBy(DPMech):
             mean_u = np.clip(s / n_hat, -0.5, 0.5)
             n_lo = np.maximum(c - bars["count"](a), 1.0)
             n_hi = np.maximum(c + bars["count"](a), n_lo)
-            hs = bars["sum_u"](a)
+            # The true number of rows N is at most n_hi (on the union event); each row's v = k − 2ᵇ⁻¹ is within
+            # e = grid.error steps of its exact centred position y (|v|, |y| ≤ 2ᵇ⁻¹), so the computed Σu is within
+            # N·(e·2⁻ᵇ + u/2) of the exact one (one rounding of |Σu| ≤ N/2) and Σ(u² − ⅛) within N·(e·2⁻ᵇ + u/8)
+            # (|v² − y²| = |v − y|·|v + y| ≤ e·2ᵇ). Widening the noise bars by that makes the intervals below hold
+            # for the exact statistics of the clipped values.
+            step = grid.error * 2.0**-grid.bits
+            hs = bars["sum_u"](a) + n_hi * (step + UNIT_ROUNDOFF / 2)
             m_lo, m_hi = _ratio_interval(s - hs, s + hs, n_lo, n_hi, -0.5, 0.5)
+            # Every quantity that survives the clips below is at most ½ in magnitude, so its float roundings cost a
+            # few u absolute: 2⁻⁴⁰ (in widths, or widths²) covers them, those of centre and width against the
+            # exact lo + W/2 and W (≤ 2⁻⁴⁰·(|lo| + |hi|) in data units), and the bars' own evaluation.
+            slack = GRID_SLACK * (abs(lo) + abs(hi))
             if "mean" in wanted:
                 values["mean"] = np.clip(centre + width * mean_u, lo, hi)
-                acc["mean"] = width * np.maximum(mean_u - m_lo, m_hi - mean_u)
+                spread = np.maximum(mean_u - m_lo, m_hi - mean_u)
+                acc["mean"] = width * (spread * (1.0 + GRID_SLACK) + GRID_SLACK) + slack
             if set(wanted) & {"var", "std"}:
                 q = noisy["sum_u2"]
-                hq = bars["sum_u2"](a)
+                hq = bars["sum_u2"](a) + n_hi * (step + UNIT_ROUNDOFF / 8)
                 e_lo, e_hi = _ratio_interval(q - hq, q + hq, n_lo, n_hi, -0.125, 0.125)
                 sq_lo = np.where((m_lo <= 0) & (m_hi >= 0), 0.0, np.minimum(m_lo**2, m_hi**2))
                 sq_hi = np.maximum(m_lo**2, m_hi**2)
@@ -690,11 +730,13 @@ class GroupBy(DPMech):
                 w2 = width * width
                 if "var" in wanted:
                     values["var"] = w2 * var_u
-                    acc["var"] = w2 * np.maximum(var_u - v_lo, v_hi - var_u)
+                    spread = np.maximum(var_u - v_lo, v_hi - var_u)
+                    acc["var"] = w2 * (spread * (1.0 + GRID_SLACK) + GRID_SLACK)
                 if "std" in wanted:
                     sd = width * np.sqrt(var_u)
                     values["std"] = sd
-                    acc["std"] = np.maximum(sd - width * np.sqrt(v_lo), width * np.sqrt(v_hi) - sd)
+                    spread = np.maximum(sd - width * np.sqrt(v_lo), width * np.sqrt(v_hi) - sd)
+                    acc["std"] = spread * (1.0 + GRID_SLACK) + GRID_SLACK * width
         ordered = {s: values[s] for s in wanted if s in values}
         return GroupByResult(keys=keys, values=ordered, accuracy={s: acc[s] for s in ordered}, alpha=alpha)
 

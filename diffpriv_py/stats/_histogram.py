@@ -107,6 +107,23 @@ class HistogramTarget:
         return np.histogram(values, bins=self.edges)[0]
 
 
+@attrs.frozen
+class _CountsError:
+    """Error bar of the counts: each exact count c is an integer, so |v − c| ≤ h gives |rint(v) − c| ≤ ⌊h + ½⌋, and
+    clipping into [0, cap] ∋ c never moves the count further from it; laid out as the counts are (bins × columns)."""
+
+    d: int
+    k: int
+    per_column: bool
+
+    def __call__(self, h: np.ndarray, value: Any) -> np.ndarray:
+        bar = np.floor(
+            np.broadcast_to(np.asarray(h, dtype=np.float64), (self.k * (self.d if self.per_column else 1),)) + 0.5
+        )
+        result: np.ndarray = bar.reshape(self.d, self.k).T if self.per_column else bar
+        return result
+
+
 def histogram(
     x: Any,
     privacy_params: Eps,
@@ -173,6 +190,10 @@ def histogram(
     With ``density=True`` the total that normalises the density is the sum of the noisy counts: the noisy
     density is post-processing of the noisy histogram, so it costs nothing more and its guarantee is that of the
     counts. Values outside the range (and NaN under ``nan_policy="omit"``) are not in that total, as in numpy.
+
+    Error bars (``full_response=True``, counts only): ``Response.accuracy(alpha)`` is ⌊h + ½⌋ per bin, h the
+    noise's half-width; it covers numpy's exact counts with the public float64 edges. A density has no closed-form
+    bar and refuses.
     """
     who = "dp.stats.histogram"
     nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
@@ -208,7 +229,16 @@ def histogram(
         return result
 
     target = HistogramTarget(edges, uniform=uniform, per_column=per_column, nan_policy=nan_policy, who=who)
-    plan = Plan(target=target, l1=l1, l2=l2, dims=k * (d if per_column else 1), postprocess=post, integer=True)
+    accuracy = None if density else _CountsError(d=d, k=k, per_column=per_column)
+    plan = Plan(
+        target=target,
+        l1=l1,
+        l2=l2,
+        dims=k * (d if per_column else 1),
+        postprocess=post,
+        integer=True,
+        accuracy=accuracy,
+    )
     counts = release(
         plan,
         privacy_params,

@@ -13,6 +13,9 @@ import numpy as np
 
 from .._blockwise import first_block, is_out_of_core, map_reduce, n_rows
 from .._fixed_point import (
+    GRID_SLACK,
+    GRID_TINY,
+    UNIT_ROUNDOFF,
     Grid,
     GridSums,
     exact_ratio,
@@ -311,7 +314,16 @@ def _raise_plan(
         post: Callable[[np.ndarray], np.ndarray] = clip_post
 
         scalar_post = _scalar_clip(float(count * origin), float(unit), float(low), float(high)) if one else None
-        error_scale: Any = np.abs(unit)
+        # Quantisation: each value's index is within grid.error steps of its exact position (Grid.over), so the
+        # exact mean of the indices is within error·2⁻ᵇ widths of that of the clipped values (a sum: m times
+        # that); the target's one rounding adds u·|target| ≤ u (mean) or u·m (sum).
+        top = float(count)
+        error: Any = _LinearError(
+            unit=np.abs(unit),
+            allowance=top * (grid.error * 2.0**-grid.bits + UNIT_ROUNDOFF),
+            top=top,
+            shift=np.abs(count * origin),
+        )
 
     else:  # var, in units of the grid width squared (every quantised value lies in an interval of width 1)
         if s.axis == 0:
@@ -346,8 +358,14 @@ def _raise_plan(
         post = std_post if root else var_post
 
         scalar_post = (_scalar_std if root else _scalar_variance)(float(cap), float(unit)) if one else None
-        with np.errstate(over="ignore"):  # bounds near ±1e308: an infinite bar, like the variance itself
-            error_scale = np.square(unit)
+        ratio = m / (m - ddof)
+        error = _VarianceError(
+            unit=np.abs(unit),
+            cap=cap,
+            slope=2.0 * grid.error * math.sqrt(ratio) * 2.0**-grid.bits,
+            floor=ratio * grid.error**2 * 4.0**-grid.bits + UNIT_ROUNDOFF * cap,
+            root=root,
+        )
 
     l1, l2 = sensitivities(per, together=s.together)
     return Plan(
@@ -357,7 +375,7 @@ def _raise_plan(
         dims=per.size,
         postprocess=post,
         scalar_postprocess=scalar_post,
-        accuracy=_scaled_error(error_scale),
+        accuracy=error,
     )
 
 
@@ -381,30 +399,88 @@ def _scalar_std(cap: float, scale: float) -> Callable[[float], float]:
     return lambda v: math.sqrt(min(max(v, 0.0), cap) + 0.0) * size
 
 
-def _scaled_error(scale: Any) -> Any:
-    """Error map of a statistic reported as clip(a + scale·v) or clip(v)·scale (a, scale public): the factor
-    multiplies the noise's half-width, and clipping into a range that holds the exact value never moves the
-    estimate further from it. (Module-level functions and partials, so a Response stays picklable.)"""
-    return functools.partial(_times, scale)
+@attrs.frozen(eq=False)
+class _LinearError:
+    """Error bar of a sum or mean reported as clip(shift + v·unit) (v the noised target in widths, |v| ≤ top + h).
+
+    With |noise| ≤ h (probability ≥ 1 − α) the reported value is within
+
+        (h + allowance)·|unit|·(1 + 2⁻⁴⁰) + 2⁻⁴⁰·(|shift| + (top + h)·|unit|)
+
+    of the exact statistic of the clipped data. Proof: the exact value is shift + W·Y (W the exact width, Y ∈
+    [0, top] the exact mean or sum of positions in widths) and the target t satisfies |t − Y| ≤ allowance (the grid's
+    quantisation and the target's rounding, see :func:`_raise_plan`). So shift + v·unit is within
+    (h + allowance)·|unit| + top·|unit − W| of it, with |unit − W| ≤ 3.0001u·W; forming shift + v·unit in float64
+    costs at most 2.0001u·(|shift| + (top + h)·|unit|), evaluating this bar a few u more; every such u-term is
+    inside the 2⁻⁴⁰ terms (and 2⁻¹⁰⁷² covers their underflow). Clipping into a range that holds the exact value
+    never moves the estimate further from it.
+    """
+
+    unit: Any
+    allowance: float
+    top: float
+    shift: Any
+
+    def __call__(self, h: np.ndarray, value: Any) -> np.ndarray:
+        with np.errstate(over="ignore"):  # bounds near ±1e308: an infinite bar, like the statistic's range
+            noise = (h + self.allowance) * self.unit * (1.0 + GRID_SLACK)
+            result: np.ndarray = noise + GRID_SLACK * (self.shift + (self.top + h) * self.unit) + GRID_TINY
+        return result
 
 
-def _times(scale: Any, h: np.ndarray, value: Any) -> np.ndarray:
-    result: np.ndarray = h * scale
-    return result
+@attrs.frozen(eq=False)
+class _VarianceError:
+    """Error bar of a variance reported as clip(v, 0, cap)·unit², or of its root √clip(v, 0, cap)·|unit|.
+
+    Quantisation: with k_i = y_i + ε_i (|ε_i| ≤ e index steps, :class:`~diffpriv_py._fixed_point.Grid`) the sum of
+    squared deviations moves by ΔSS = 2Σ(y_i − ȳ)ε_i + Σ(ε_i − ε̄)², and Cauchy–Schwarz gives
+    |ΔSS| ≤ 2e·√(m·SS_y) + m·e². In widths² (V = SS_y/((m − ddof)·4ᵇ)) the quantised variance is therefore within
+    ``slope``·√V + ``floor`` of the exact variance V of the clipped data, with slope = 2e·√(m/(m − ddof))·2⁻ᵇ and
+    floor = m/(m − ddof)·e²·4⁻ᵇ + u·cap (the latter for the target's one correctly rounded division).
+
+    Given |noise| ≤ h the clipped noisy value c satisfies |c − V| ≤ h + slope·√V + floor (V ∈ [0, cap], so clipping
+    only helps). √V is unknown but V ≤ c + h + slope·√V + floor, a quadratic inequality: √V ≤ s⁺ =
+    (slope + √(slope² + 4(c + h + floor)))/2 (and ≤ √cap). Hence |c − V| ≤ E = h + slope·min(s⁺, √cap) + floor —
+    a public function of the released value, so low-variance data get the small allowance they deserve, and the
+    worst case (V = cap) is e·2⁻ᵇ·m/(m − ddof) + … . The variance bar is E·unit² and the std bar the larger distance
+    from √c to √max(c − E, 0) and √(c + E), both computed in a cancellation-free form; c is recovered from the
+    reported value within a relative 2⁻⁴⁰, and the roundings of unit² against W², of the post-processing and of
+    this bar are covered by the 2⁻⁴⁰ terms, their underflow (values within 1e-300 of each other) by 2⁻¹⁰⁷².
+    """
+
+    unit: Any
+    cap: float
+    slope: float
+    floor: float
+    root: bool
+
+    def __call__(self, h: np.ndarray, value: Any) -> np.ndarray:
+        unit = self.unit
+        v = np.asarray(value, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            r = v / unit  # the reported std in widths
+            # c from the reported value: a variance may have underflowed (GRID_TINY covers that); a std only when c is
+            # so small that its error is far inside the floor term.
+            c_hi = (r * r if self.root else (v + GRID_TINY) / unit / unit) * (1.0 + GRID_SLACK)
+            c_up = np.where(np.isnan(c_hi), self.cap, np.minimum(c_hi, self.cap))
+            s_max = np.minimum((self.slope + np.sqrt(self.slope**2 + 4.0 * (c_up + h + self.floor))) / 2.0,
+                               math.sqrt(self.cap))  # fmt: skip
+            spread = h + self.slope * s_max + self.floor
+            if not self.root:
+                result: np.ndarray = (spread * (1.0 + GRID_SLACK) + GRID_SLACK * self.cap) * unit * unit + GRID_TINY
+                return result
+            # √(c_hi + E) − r and r − √max(c_lo − E, 0) (c_lo = r²(1 − 2⁻⁴⁰)) without cancellation.
+            excess = GRID_SLACK * r * r + spread
+            c_lo = r * r * (1.0 - GRID_SLACK) - spread
+            up = excess / (np.sqrt(c_hi + spread) + r)
+            down = np.where(c_lo > 0.0, excess / (r + np.sqrt(np.maximum(c_lo, 0.0))), r)
+            result = (np.maximum(up, down) * (1.0 + GRID_SLACK) + GRID_SLACK * math.sqrt(self.cap)) * unit + GRID_TINY
+            return result
 
 
 def _count_error(h: np.ndarray, value: Any) -> np.ndarray:
     """The exact count c is an integer: |v − c| ≤ h implies |rint(v) − c| ≤ ⌊h + ½⌋ (h itself for integer noise)."""
     return np.floor(h + 0.5)
-
-
-def _std_error(var_error: Any, h: np.ndarray, value: Any) -> np.ndarray:
-    """The exact variance lies in [w − e, w + e] ∩ [0, ∞) (w = value², the reported variance; e its half-width), so
-    the exact std lies in [√max(w − e, 0), √(w + e)]; the half-width is the larger distance from √w to its ends."""
-    root = np.asarray(value, dtype=np.float64)
-    var = root * root
-    width = np.asarray(var_error(h, var), dtype=np.float64)
-    return np.maximum(root - np.sqrt(np.maximum(var - width, 0.0)), np.sqrt(var + width) - root)
 
 
 def _finished_error(error: Any, kept: tuple[int, ...] | None, scalar: bool, h: np.ndarray, value: Any) -> Any:
@@ -454,9 +530,14 @@ def _omit_plan(
             return result
 
         l1, l2 = sensitivities(per, together=True)
-        return Plan(
-            target=target, l1=l1, l2=l2, dims=per.size, postprocess=sum_post, accuracy=_scaled_error(np.abs(unit))
+        top = float(max_count)  # |target| ≤ max_count widths; the exact sum is W·Y with |Y| ≤ max_count
+        error = _LinearError(
+            unit=np.abs(unit),
+            allowance=top * (grid.error * 2.0**-grid.bits + UNIT_ROUNDOFF),
+            top=top,
+            shift=np.zeros_like(np.abs(unit)),
         )
+        return Plan(target=target, l1=l1, l2=l2, dims=per.size, postprocess=sum_post, accuracy=error)
 
     order = 2 if statistic == "var" else 1
     # One rounding per released Σu (|Σu| ≤ count/2) and Σu² (≤ count/4): added once per group, to L1 and to L2.
@@ -635,11 +716,11 @@ def _plan(
         # The std is the square root of the variance, taken in grid units (root=True) so it never overflows.
         plan = (_omit_plan if policy == "omit" else _raise_plan)(stat, s, lo, hi, ddof, who, statistic == "std")
     post, scalar_post, accuracy = plan.postprocess, plan.scalar_postprocess, plan.accuracy
-    if statistic == "std":
-        accuracy = None if accuracy is None else functools.partial(_std_error, accuracy)
     scalar = not s.two_d or s.axis is None
     kept = _kept_shape(s) if keepdims else None
     if accuracy is not None:
+        if dtype is not None:
+            accuracy = _CastError(accuracy, dtype)
         accuracy = functools.partial(_finished_error, accuracy, kept, scalar and kept is None)
     if dtype is not None:
         post = _then(post, functools.partial(_as_dtype, dtype=dtype))
@@ -677,16 +758,43 @@ def _dtype_item(values: Any) -> Any:
     return np.asarray(values).reshape(-1)[0]
 
 
+def _integer_range(dtype: np.dtype) -> tuple[float, float]:
+    """The float64 range an integer dtype's results are clipped to (float(2⁶³ − 1) rounds up to 2⁶³: one below)."""
+    info = np.iinfo(dtype)
+    top = float(info.max)
+    if int(top) > info.max:
+        top = float(np.nextafter(top, -np.inf))
+    return float(info.min), top
+
+
 def _as_dtype(values: Any, dtype: np.dtype) -> np.ndarray:
     """numpy's ``dtype=`` for the output: integers are the rounded values clipped to the dtype's range."""
     arr = np.asarray(values, dtype=np.float64)
     if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        top = float(info.max)
-        if int(top) > info.max:  # float(2⁶³ − 1) rounds up to 2⁶³, which does not fit
-            top = float(np.nextafter(top, -np.inf))
-        return np.clip(np.rint(arr), float(info.min), top).astype(dtype)
+        return np.clip(np.rint(arr), *_integer_range(dtype)).astype(dtype)
     return arr.astype(dtype)
+
+
+@attrs.frozen(eq=False)
+class _CastError:
+    """The error bar after ``dtype=``: rounding to an integer adds ½; a value clipped to an integer dtype's end may
+    hide an exact value beyond it (infinite bar there; elsewhere the clip did nothing); a float dtype's cast adds
+    its relative precision and its smallest subnormal (an overflow to ±inf gives an infinite bar)."""
+
+    inner: Any
+    dtype: np.dtype
+
+    def __call__(self, h: np.ndarray, value: Any) -> np.ndarray:
+        v = np.asarray(value, dtype=np.float64)
+        bar = np.asarray(self.inner(h, v), dtype=np.float64)
+        if self.dtype.kind in "iu":
+            low, high = _integer_range(self.dtype)
+            result: np.ndarray = np.where((v <= low) | (v >= high), np.inf, bar + 0.5)
+            return result
+        fine = np.finfo(self.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = bar + float(fine.eps) * (np.abs(v) + bar) + float(fine.smallest_subnormal)
+        return result
 
 
 _COMMON_PARAMS = """
@@ -775,7 +883,10 @@ def mean(
     Exact in floating point: values are clipped and mapped to integers on a public grid of 2³⁵ steps across the
     bounds, summed exactly, and divided once (correctly rounded); the sensitivity, in units of hi − lo, is 1/n plus
     2⁻⁵² for that rounding, so it holds for the computed float64 value, not only for real numbers (Casacuberta et al.
-    2022). Each value moves by at most (hi − lo)·2⁻³⁶. See ``docs/security.md``, "Exact aggregation".
+    2022). Each value moves by at most about (hi − lo)·2⁻³⁶. See ``docs/security.md``, "Exact aggregation".
+
+    The error bar of a full response (``Response.accuracy``) covers the exact mean of the clipped data: it adds
+    that quantisation (and the target's rounding) to the noise's bar (see ``_LinearError`` and ``docs/accuracy.md``).
 
     Examples
     --------
@@ -845,7 +956,8 @@ def sum(
 
     Exact in floating point: the clipped values are integers on a public grid of 2³⁵ steps across the bounds, summed
     exactly; the one rounding of the exact sum to float64 is added to the sensitivity (2⁻⁵² of the largest possible
-    sum), so the guarantee holds for the computed value (Casacuberta et al. 2022).
+    sum), so the guarantee holds for the computed value (Casacuberta et al. 2022). The error bar of a full response
+    covers the exact sum of the clipped data: it adds m·(hi − lo)·2⁻³⁶ (about) for the quantisation of m values.
     """
     return _run(
         "sum",
@@ -912,7 +1024,12 @@ def var(
 
     Exact in floating point: values are integers on a public grid of 2¹⁸ steps across the bounds, n·Σk² − (Σk)² is
     an exact integer and the variance is one correctly rounded division; the sensitivity adds 2⁻⁵² of the largest
-    possible variance for that rounding. Each value moves by at most r·2⁻¹⁹ (and so does the standard deviation).
+    possible variance for that rounding. Each value moves by at most about r·2⁻¹⁹, the variance by up to about
+    2⁻¹⁹·r² (2e·√V·2⁻ᵇ·√(n/(n − ddof)) + …, V the variance in units of r²).
+
+    The error bar of a full response covers the exact variance of the clipped data: it adds that quantisation,
+    bounded from the released value, to the noise's bar (proof in ``_VarianceError``; ``docs/accuracy.md``), so at
+    very large n·ε it levels off near 2⁻¹⁹·r² instead of shrinking like 1/(n·ε).
     """
     return _run(
         "var",
@@ -969,6 +1086,8 @@ def std(
     Notes
     -----
     Same guarantee and sensitivity as :func:`var`; the square root of the clipped noisy variance is post-processing.
+    The error bar covers the exact standard deviation of the clipped data (the variance's interval, grid quantisation
+    included, mapped through the square root), so at very large n·ε it levels off near r·2⁻¹⁹.
     """
     return _run(
         "std",

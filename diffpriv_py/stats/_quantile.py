@@ -350,7 +350,9 @@ class Quantile(DPMech):
 
     def _accuracy(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
         """Error bar in rank units: with probability ≥ 1 − α each released grid point c has rank error
-        −u(c) ≤ −max u + (2Δ/ε′)·ln(m/α), m the number of candidates (McSherry & Talwar 2007, Thm 6).
+        −u(c) ≤ −max u + (2Δ/ε′)·ln(m/α), m the number of candidates (McSherry & Talwar 2007, Thm 6). The bar
+        returned is the second term: how many ranks c may be worse than the best grid point. The first is not
+        included (it depends on the data).
 
         −max u is the grid's own discretisation: at most the number of values strictly inside one grid cell
         (0 when no two grid points bracket a run of values). In value units the error is at most the distance over
