@@ -211,12 +211,13 @@ def test_at_epsilon_one_the_standard_scaler_is_useful(data):
         ({"quantiles": (0.9, 0.1)}, ValueError, "quantiles"),
         ({"quantiles": (0.1, 1.5)}, ValueError, "in \\[0, 1\\]"),
         ({"clip": "no"}, TypeError, "clip"),
+        ({"n_candidates": 1}, ValueError, "n_candidates"),
     ],
 )
 def test_public_mistakes_are_refused_before_any_charge(params, error, match, data):
     """Bounds, ε, the accountant and options are checked, with a message naming them, before anything is charged."""
     acc = dp.Accountant(budget=dp.Eps(10.0))
-    minmax_only = {"feature_range", "quantiles", "clip"} & set(params)
+    minmax_only = {"feature_range", "quantiles", "clip", "n_candidates"} & set(params)
     standard_only = {"with_mean"} & set(params)
     kinds = (
         [dps.MinMaxScaler]
