@@ -96,7 +96,8 @@ class _Scaler(OneToOneFeatureMixin, TransformerMixin, DPEstimator):
     """
 
     def fit(self, X: Any, y: Any = None, **fit_params: Any) -> _Scaler:
-        """Release the scaling privately from ``X`` (one charge of ``epsilon``; ``y`` is ignored). Returns ``self``."""
+        """Release the scaling privately from ``X`` (one charge of ``epsilon``, none when the parameters ask for no
+        release); ``y`` is ignored. Returns ``self``."""
         if self._releases_nothing():
             # Nothing depends on the data: the public checks run, nothing is read and nothing is charged.
             _refuse_fit_params(self, fit_params)
