@@ -133,7 +133,7 @@ class StandardScaler(_Scaler):
     """Standardise features by a differentially private mean and standard deviation, scikit-learn style.
 
     ``fit`` makes one private release of the per-feature means and variances of ``X`` clipped to public ``bounds``;
-    ``transform`` computes (x − mean_) / scale_ and ``inverse_transform`` undoes it, both as free post-processing.
+    ``transform`` computes (x − ``mean_``) / ``scale_`` and ``inverse_transform`` undoes it (free post-processing).
     ``clone``, ``Pipeline``, ``GridSearchCV``, ``set_output`` and ``get_feature_names_out`` work as for
     scikit-learn's own StandardScaler.
 
