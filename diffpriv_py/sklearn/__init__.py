@@ -20,6 +20,7 @@ from .decomposition import PCA
 from .linear_model import SVM, LogisticRegression
 from .linear_regression import LinearRegression
 from .neural_network import DPSGDClassifier
+from .preprocessing import MinMaxScaler, StandardScaler
 
 __all__ = [
     "EXPECTED_FAILED_CHECKS",
@@ -32,7 +33,9 @@ __all__ = [
     "KMeans",
     "LinearRegression",
     "LogisticRegression",
+    "MinMaxScaler",
     "NotFittedError",
+    "StandardScaler",
 ]
 
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
