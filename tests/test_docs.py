@@ -47,7 +47,7 @@ def test_every_docs_page_is_in_the_table_of_contents():
             assert f"\n{page.stem}\n" in toc, page.name
 
 
-MY_PAGES = ["getting_started", "concepts", "mechanisms", "sensitivity_sampler", "cli", "reproductions"]
+MY_PAGES = ["getting_started", "concepts", "mechanisms", "sensitivity_sampler", "cli", "reproductions", "sklearn"]
 
 
 def _python_blocks(page: Path) -> list[str]:

@@ -4,8 +4,6 @@ GridSearchCV on one accountant."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -267,7 +265,7 @@ def test_pipeline_with_grid_search_on_one_accountant_charges_every_fit():
     acc = dp.Accountant(budget=dp.Eps(20.0))
     pipe = make_pipeline(
         dps.StandardScaler(epsilon=0.5, bounds=([0, -5], [100, 15]), accountant=acc),
-        # classes= declares the public label set (the classifiers are moving to require it)
+        # classes= declares the public label set
         dps.LogisticRegression(epsilon=1.0, data_norm=4.0, classes=[0, 1], accountant=acc),
     )
     search = GridSearchCV(pipe, {"logisticregression__reg_lambda": [1e-3, 1e-2]}, cv=3, error_score="raise")
@@ -276,29 +274,3 @@ def test_pipeline_with_grid_search_on_one_accountant_charges_every_fit():
     assert labels.count("MeansAndVariances") == 7 and len(acc.ledger) == 14
     assert acc.spent.epsilon == pytest.approx(7 * 1.5)
     assert search.score(X, y) > 0.85
-
-
-DOCS = Path(__file__).resolve().parent.parent / "docs"
-
-
-def _python_blocks(page: Path) -> list[str]:
-    blocks, current = [], None
-    for line in page.read_text(encoding="utf-8").splitlines():
-        if current is None and line.strip() == "```python":
-            current = []
-        elif current is not None and line.strip() == "```":
-            blocks.append("\n".join(current))
-            current = None
-        elif current is not None:
-            current.append(line)
-    return blocks
-
-
-@pytest.mark.slow
-def test_the_sklearn_page_examples_run():
-    """The ```python blocks of docs/sklearn.md (the Pipeline + GridSearchCV example) run in order, as pasted."""
-    blocks = _python_blocks(DOCS / "sklearn.md")
-    assert blocks
-    namespace: dict = {"__name__": "docs_sklearn"}
-    for number, block in enumerate(blocks, start=1):
-        exec(compile(block, f"sklearn.md[block {number}]", "exec"), namespace)
