@@ -96,6 +96,7 @@ GOOD: dict[str, Callable[[], Any]] = {
     "steps": lambda: 10,
     "count": lambda: 1,
     "events": lambda: [dp.accounting.LaplaceEvent(epsilon=1.0)],
+    "holder": lambda: "LogisticRegression",  # DetachedAccountant: what was copied to another process
     # statistics
     "bounds": lambda: (0.0, 1.0),
     "q": lambda: 0.5,

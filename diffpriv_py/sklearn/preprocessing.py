@@ -30,7 +30,8 @@ MEAN_SHARE = 1 / 3
 """Share of (ε, δ) the mean gets when :class:`StandardScaler` releases both the means and the variances."""
 
 FLOOR_ALPHA = 0.5
-"""The released variance is floored at the half-width of its own (1 − FLOOR_ALPHA) error bar (public)."""
+"""The released variance is floored at the half-width of its (1 − FLOOR_ALPHA) error bar at the widest variance the
+bounds allow (a public number)."""
 
 
 def _finite(X: Any) -> np.ndarray:
@@ -78,7 +79,10 @@ class MeansAndVariances(DPMech):
             out["mean"] = mean(value, for_mean, bounds=bounds, axis=0, mechanism=noise, rng=rng)
         if self.with_std:
             resp = var(value, for_var, bounds=bounds, axis=0, mechanism=noise, rng=rng, full_response=True)
-            out["var"], out["floor"] = resp.response, resp.accuracy(FLOOR_ALPHA)
+            # The bar of a variance grows with the variance (its grid allowance does), so it is evaluated at the
+            # largest variance the bounds allow, (width/2)²: a public number, whatever the data or the noise.
+            widest = attrs.evolve(resp.error_bound, value=((self.upper - self.lower) / 2.0) ** 2)
+            out["var"], out["floor"] = resp.response, widest(FLOOR_ALPHA, False)
         return out
 
 
@@ -164,8 +168,9 @@ class StandardScaler(_Scaler):
     var_ : ndarray of shape (n_features,) or None
         The released variances of the clipped data, floored at ``var_floor_``; ``None`` when ``with_std=False``.
     var_floor_ : ndarray of shape (n_features,) or None
-        The public floor of ``var_``: the half-width of the variance's 50% error bar (its median noise magnitude),
-        a function of ε, δ, n, the number of features and the bounds only.
+        The public floor of ``var_``: the half-width of the variance's 50% error bar (its median noise magnitude and
+        the grid's allowance) at the widest variance the bounds allow, a function of ε, δ, n, the number of features
+        and the bounds only.
     scale_ : ndarray of shape (n_features,) or None
         √``var_``, never zero; ``None`` when ``with_std=False``.
     n_features_in_ : int
