@@ -23,6 +23,7 @@ from .._datasets import n_records
 from ..mechanisms.base import DPMech
 from ..privacy import Eps
 from ._audit import AuditReport, _draw, _hashable, _is_vectorised, audit, check_mechanism_argument
+from ._structure import describe
 from ._support import public_bounds
 
 __all__ = ["PairResult", "SearchReport", "search_audit"]
@@ -127,10 +128,18 @@ class _Pair:
 
 
 def _replace(data: np.ndarray, i: int, value: Any) -> np.ndarray:
-    out = data.astype(np.float64, copy=True) if data.dtype.kind in "iub" else data.copy()
+    keep = data.dtype.kind in "iu" and _integral(value, data.dtype)
+    out = data.astype(np.float64, copy=True) if data.dtype.kind in "iub" and not keep else data.copy()
     with np.errstate(over="ignore", invalid="ignore"):
         out[i] = value
     return out
+
+
+def _integral(value: Any, dtype: np.dtype[Any]) -> bool:
+    """Whether every entry of ``value`` is an integer that ``dtype`` holds exactly."""
+    v = np.asarray(value, dtype=np.float64)
+    info = np.iinfo(dtype)
+    return bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all((v >= info.min) & (v <= info.max)))
 
 
 def _records_to_move(values: np.ndarray) -> list[int]:
@@ -148,6 +157,28 @@ def _scalar_values(bounds: tuple[np.ndarray, np.ndarray] | None) -> list[float]:
         out += [lo, hi, 0.5 * (lo + hi), lo - (hi - lo), hi + (hi - lo), np.nextafter(lo, -np.inf)]
     out += [*_TINY, 1.0, -1.0, *_HUGE, *_OFFSET]
     return out
+
+
+def _fresh_values(data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None) -> list[float]:
+    """Values of 1-D data that no record holds: beyond the observed range (inside the public bounds, if any) and,
+    for integer data, an unseen integer inside it. A release keyed or sized by the values present changes on them."""
+    if data.ndim != 1 or data.size == 0 or not np.all(np.isfinite(data)):
+        return []
+    seen = np.unique(data.astype(np.float64))
+    low, high = float(seen[0]), float(seen[-1])
+    integer = data.dtype.kind in "iub"
+    if bounds is None:
+        step = 1.0 if integer else max(high - low, 1.0)
+        lo, hi, out = -math.inf, math.inf, [high + step, low - step]
+    else:
+        lo, hi = float(np.min(bounds[0])), float(np.max(bounds[1]))
+        out = [0.5 * (high + hi), 0.5 * (low + lo)]
+    if integer:
+        out = [math.floor(out[0]), math.ceil(out[1])]
+        if seen.size < high - low + 1:  # an integer inside the observed range that no record holds
+            out.append(seen[np.flatnonzero(np.diff(seen) > 1)[0]] + 1)
+    held = set(seen.tolist())
+    return [float(v) for v in dict.fromkeys(out) if lo <= v <= hi and float(v) not in held]
 
 
 def _bound_record(bound: np.ndarray, data: np.ndarray, d: int) -> Any:
@@ -182,6 +213,9 @@ def _array_pairs(
                 row = np.array(record, dtype=np.float64)
                 row[0] = v
                 yield _Pair(f"row {i}, coordinate 0 {name}", data, _replace(data, i, row), i)
+    for i in rows[:2]:
+        for v in _fresh_values(data, bounds):
+            yield _Pair(f"record {i} replaced by {v!r}, a value the data does not hold", data, _replace(data, i, v), i)
     if replacements is not None:
         for i in rows[:2]:
             for record in replacements:
@@ -234,6 +268,27 @@ def _supervised_pairs(data: tuple[Any, Any], bounds: Any, replacements: Any = No
             yield _Pair(pair.description + " and its label flipped", (pair.first, y), (pair.second, y2), pair.record)
 
 
+def _fresh_labels(seen: list[Any]) -> list[Any]:
+    """Records of the data's own type that the data does not hold: a new string, a new integer, a new float.
+
+    A release whose keys are the labels present in the data shows a key on the neighbour that it never shows on the
+    dataset; a label of another type would leave the mechanism's domain, so none is made for other records."""
+    kinds = {type(r) for r in seen}
+    if len(kinds) != 1:
+        return []
+    kind = next(iter(kinds))
+    if issubclass(kind, str | np.str_):
+        return [kind(f"fresh label {i}") for i in range(3) if f"fresh label {i}" not in seen][:1]
+    if issubclass(kind, bool | np.bool_):
+        return []
+    if issubclass(kind, int | np.integer | float | np.floating):
+        numbers = np.asarray(seen, dtype=np.float64)
+        if not np.all(np.isfinite(numbers)):
+            return []
+        return [kind(numbers.max() + 1), kind(numbers.min() - 1)]
+    return []
+
+
 def _list_pairs(data: list[Any], mechanism: DPMech, replacements: Any = None) -> Iterator[_Pair]:
     """Swap records of categorical/list data; values absent from the data (e.g. unseen response candidates) first."""
     seen: dict[Any, None] = {}
@@ -243,7 +298,7 @@ def _list_pairs(data: list[Any], mechanism: DPMech, replacements: Any = None) ->
         except TypeError:
             break
     candidates = [r for r in getattr(mechanism, "response_set", ()) if _hashable(r) and r not in seen]
-    candidates += list(seen)
+    candidates += [*_fresh_labels(list(seen)), *seen]
     if replacements is not None:
         candidates = list(replacements)
     for i in list(dict.fromkeys([0, len(data) - 1, len(data) // 2])):
@@ -278,9 +333,23 @@ def _identical(a: Any, b: Any) -> bool:
     return result
 
 
+def _same_dtype(first: Any, second: Any) -> Any:
+    """``first`` in the dtype of ``second`` where a float replacement widened an integer array: a pair never differs
+    in the type of its records, only in the one record replaced."""
+    if isinstance(first, tuple):
+        return tuple(_same_dtype(a, b) for a, b in zip(first, second, strict=True))
+    if isinstance(first, np.ndarray) and isinstance(second, np.ndarray) and first.dtype != second.dtype:
+        return first.astype(second.dtype)
+    return first
+
+
 def _candidate_pairs(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:
     """The neighbouring pairs to screen, most telling first; a replacement equal to the record is skipped."""
-    return (p for p in _pairs_of(mechanism, data, replacements) if not _identical(p.first, p.second))
+    for pair in _pairs_of(mechanism, data, replacements):
+        pair = attrs.evolve(pair, first=_same_dtype(pair.first, pair.second), second=pair.second)
+        pair = attrs.evolve(pair, second=_same_dtype(pair.second, pair.first))
+        if not _identical(pair.first, pair.second):
+            yield pair
 
 
 # ---- the grey-box screen ---------------------------------------------------------------------------------------
@@ -301,31 +370,49 @@ def _screen(mechanism: DPMech, pair: _Pair, params: Eps, rng: np.random.Generato
                     failed.append(f"{label} ({type(inner).__name__})")
             if len(failed) == 1:
                 return math.inf, math.nan, f"the target fails on {failed[0]} only: {type(exc).__name__}"
-            return -1.0, math.nan, ""
+            if failed:
+                return -1.0, math.nan, ""
+            # The target works on both sides but the norm cannot compare them (e.g. outputs of different shapes).
+            finding = _release_screen(mechanism, pair, params, rng)
+            return (math.inf if finding else 0.0), math.nan, finding
     if not math.isfinite(change):
         return math.inf, change, f"the target's change is {change} (non-finite output on one side)"
     if change > declared * (1 + 1e-9):
         return change / declared, change, f"the target changes by {change:.6g} > declared sensitivity {declared:.6g}"
-    finding = _release_screen(mechanism, pair, params, rng) if _is_vectorised(mechanism) else ""
+    finding = _release_screen(mechanism, pair, params, rng)
     priority = math.inf if finding else (change / declared if declared > 0 else 0.0)
     return priority, change, finding
 
 
 def _release_screen(mechanism: DPMech, pair: _Pair, params: Eps, rng: np.random.Generator) -> str:
-    """A few vectorised releases per side: non-finite outputs or failures on one side only."""
+    """A few releases per side (8 vectorised, 1 otherwise): non-finite outputs, failures, or releases of another
+    structure (layout or keys) on one side only."""
     status = []
     for data in (pair.first, pair.second):
         try:
             with np.errstate(all="ignore"):
-                sample = np.asarray(_draw(mechanism, data, params, [rng], [8])[0], dtype=np.float64)
-            status.append("non-finite" if not np.all(np.isfinite(sample)) else "finite")
-        except (TypeError, ValueError):
-            status.append("finite")  # non-numeric releases: nothing to screen
+                sample = _draw(mechanism, data, params, [rng], [8 if _is_vectorised(mechanism) else 1])[0]
         except Exception as exc:
-            status.append(f"fails ({type(exc).__name__})")
+            status.append(f"refused before the charge ({type(exc).__name__})")
+            continue
+        status.append(_release_status(sample))
     if status[0] != status[1]:
         return f"releases are {status[0]} on D but {status[1]} on D′"
     return ""
+
+
+def _release_status(sample: np.ndarray | list[Any]) -> str:
+    if isinstance(sample, np.ndarray):
+        finite = sample.dtype.kind not in "fc" or bool(np.all(np.isfinite(sample)))
+        return f"{'finite' if finite else 'non-finite'} of shape {sample.shape[1:]}"
+    layouts = [describe(s) for s in sample]
+    if any(lay.signature.startswith("raised") for lay in layouts):
+        return next(lay.signature for lay in layouts if lay.signature.startswith("raised"))
+    values = [lay.values for lay in layouts if lay.values is not None]
+    finite = all(np.all(np.isfinite(v)) for v in values)
+    keys = sorted({k for lay in layouts for k in lay.keys})
+    shown = f" with keys {', '.join(keys[:3])}{', …' if len(keys) > 3 else ''}" if keys else ""
+    return f"{'finite' if finite else 'non-finite'} {layouts[0].signature}{shown}"
 
 
 # ---- the search --------------------------------------------------------------------------------------------------
