@@ -10,6 +10,7 @@ import time
 import attrs
 import numpy as np
 import pytest
+from pca_mutants import OneSidedWishart as _OneSidedWishart
 from scipy import stats
 from sphere_quadrature import sphere_second_moments
 
@@ -698,17 +699,6 @@ def test_auditor_refutes_a_ppca_mutant_with_four_times_the_concentration(k, d):
     X, X2 = _pair(d=d, n=3)
     report = audit(_OverconfidentPCA(k, method="ppca", data_norm=1.0), X, X2, dp.Eps(1.0), rng=11)
     assert not report.passed and report.epsilon_lower_bound > 1.0
-
-
-@attrs.frozen(kw_only=True)
-class _OneSidedWishart(PCA):
-    """The one-sided "Wishart mechanism" C + W₁ (no W₂): its support {C + W : W ⪰ 0} moves with the data."""
-
-    def _noisy_second_moment(self, value, privacy_params, rng, n):
-        d = value.gram.shape[0]
-        sigma2 = wishart_calibration(self.sensitivity, privacy_params.epsilon, d)[1]
-        g = rng.standard_normal((n, d, d + 1))
-        return value.gram + sigma2 * (g @ g.swapaxes(-1, -2)), self.data_norm**2 / value.n
 
 
 @attrs.frozen(kw_only=True)
