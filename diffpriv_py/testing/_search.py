@@ -250,9 +250,23 @@ def _array_pairs(
                 yield _Pair(f"record {i} at the lower vs upper bound", low_pair, high_pair, i)
 
 
-def _supervised_pairs(data: tuple[Any, Any], bounds: Any, replacements: Any = None) -> Iterator[_Pair]:
-    X, y = data[0], np.asarray(data[1])
+def _label_candidates(mechanism: DPMech, y: np.ndarray) -> np.ndarray:
+    """The labels a record's label may flip to: those in the data, declared classes the data lacks and, when the
+    mechanism declares no classes, a fresh label of the data's type (a label set read from y shows it)."""
+    declared = getattr(mechanism, "classes", None)
+    extra = list(np.asarray(declared).tolist()) if declared is not None else _fresh_labels(np.unique(y).tolist())
     labels = np.unique(y)
+    try:
+        return np.unique(np.concatenate([labels, np.asarray(extra, dtype=labels.dtype)])) if extra else labels
+    except (TypeError, ValueError):
+        return labels
+
+
+def _supervised_pairs(
+    mechanism: DPMech, data: tuple[Any, Any], bounds: Any, replacements: Any = None
+) -> Iterator[_Pair]:
+    X, y = data[0], np.asarray(data[1])
+    labels = _label_candidates(mechanism, y)
     rows = _records_to_move(np.asarray(X, dtype=np.float64))
     for i in rows:
         for label in labels[labels != y[i]][:3]:
@@ -308,16 +322,68 @@ def _list_pairs(data: list[Any], mechanism: DPMech, replacements: Any = None) ->
             yield _Pair(f"record {i} ({data[i]!r}) replaced by {v!r}", data, [*data[:i], v, *data[i + 1 :]], i)
 
 
+def _table_pairs(data: tuple[Any, Any, Any], bounds: Any) -> Iterator[_Pair]:
+    """Neighbours of a table ``(by, values, unit)`` (the group-by's dataset; values and unit may be None).
+
+    Without a unit a record is a row: its label moves to a fresh or another label, its value to the bounds and fresh
+    values. With a unit a record is a person (all their rows): the person with most rows, and the first, get a fresh
+    label on every row (a person with many labels of their own), or move to another existing label."""
+    by, values, unit = (None if c is None else np.asarray(c) for c in data)
+    assert by is not None
+    seen = np.unique(by).tolist()
+    fresh = [f for f in _fresh_labels(seen) if not isinstance(f, float)]
+    if unit is None:
+        for i in list(dict.fromkeys([0, by.size - 1, by.size // 2])):
+            for label in [*fresh, *seen[:3]]:
+                if label != by[i]:
+                    by2 = by.copy()
+                    by2[i] = label
+                    yield _Pair(f"row {i}: label {by[i]!r} replaced by {label!r}", data, (by2, values, None), i)
+        if values is not None:
+            for pair in _array_pairs(values.astype(np.float64), bounds):
+                yield _Pair(pair.description, (by, pair.first, None), (by, pair.second, None), pair.record)
+        return
+    people, counts = np.unique(unit, return_counts=True)
+    for person in dict.fromkeys([people[np.argmax(counts)], unit[0]]):
+        rows = np.flatnonzero(unit == person)
+        if isinstance(by.flat[0], str | np.str_):
+            many = np.array([f"fresh label {j}" for j in range(rows.size)], dtype=object)
+        else:
+            many = np.asarray(max(seen) + 1 + np.arange(rows.size))
+        by2 = by.astype(object)
+        by2[rows] = many
+        by2 = np.array(by2.tolist())  # the narrowest dtype holding both the old and the fresh labels
+        first = rows[0]
+        yield _Pair(
+            f"person {person!r}: each of their {rows.size} rows in a fresh group", data, (by2, values, unit), first
+        )
+        for label in seen[:2]:
+            by3 = by.copy()
+            by3[rows] = label
+            yield _Pair(f"person {person!r}: every row moved to group {label!r}", data, (by3, values, unit), first)
+
+
+def _label_array_pairs(data: np.ndarray, mechanism: DPMech, replacements: Any = None) -> Iterator[_Pair]:
+    """A 1-D array of labels: the pairs of the same records as a list, as arrays again."""
+    for pair in _list_pairs(data.tolist(), mechanism, replacements):
+        yield _Pair(pair.description, data, np.array(pair.second), pair.record)
+
+
 def _pairs_of(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:
     bounds = public_bounds(mechanism)
     if isinstance(data, tuple) and len(data) == 2:
-        return _supervised_pairs(data, bounds, replacements)
+        return _supervised_pairs(mechanism, data, bounds, replacements)
+    if isinstance(data, tuple) and len(data) == 3:
+        return _table_pairs(data, bounds)
     if isinstance(data, list):
         return _list_pairs(data, mechanism, replacements)
     if isinstance(data, np.ndarray) and data.ndim in (1, 2) and data.dtype.kind in "iubf":
         return _array_pairs(data, bounds, replacements)
+    if isinstance(data, np.ndarray) and data.ndim == 1 and data.dtype.kind in "USO":
+        return _label_array_pairs(data, mechanism, replacements)
     raise TypeError(
-        "search_audit needs a 1-D or 2-D numeric numpy array, a list of records or an (X, y) tuple; got "
+        "search_audit needs a 1-D or 2-D numeric numpy array, a 1-D array or list of records (labels), an (X, y) "
+        "tuple or a (by, values, unit) table; got "
         f"{type(data).__name__}. Convert the dataset (e.g. DataFrame.to_numpy()) or audit a fixed pair with audit()."
     )
 
@@ -326,6 +392,8 @@ def _identical(a: Any, b: Any) -> bool:
     """Bit-for-bit equality of two datasets (so +0.0 and −0.0 differ)."""
     if isinstance(a, tuple):
         return all(_identical(u, v) for u, v in zip(a, b, strict=True))
+    if isinstance(a, np.ndarray) and a.dtype.kind not in "biuf":
+        return bool(a.shape == b.shape and np.array_equal(a, b))
     if isinstance(a, np.ndarray):
         u, v = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
         return u.shape == v.shape and u.tobytes() == v.tobytes()
@@ -532,7 +600,8 @@ def search_audit(
 
     datasets = [data(screen_rng), data(screen_rng)] if callable(data) else [data]
     for dataset in datasets:
-        n_records(dataset)  # a clear error for unsupported types
+        # A clear error for unsupported types (a table's values and unit columns may be None).
+        n_records(tuple(c for c in dataset if c is not None) if isinstance(dataset, tuple) else dataset)
     generators = [_candidate_pairs(mechanism, d, replacements) for d in datasets]
 
     # Stage 1: screen, alternating between datasets, within max_pairs and the screening share of the budget.
