@@ -609,17 +609,23 @@ def audit(
     if n < 40:
         raise ValueError(f"n must be at least 40 samples per dataset; got {n}.")
     seed = secrets.randbits(63) if rng is None else int(rng)
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)]
     n_explore = max(20, n // 4)
     n_confirm = n - n_explore
 
-    explore_a, confirm_a = _draw(mechanism, X, params, streams[:2], [n_explore, n_confirm])
-    explore_b, confirm_b = _draw(mechanism, X_neighbour, params, streams[2:], [n_explore, n_confirm])
-
     if _is_vectorised(mechanism):
-        forms = (_vectorised_form(explore_a), _vectorised_form(explore_b))
+        # The structure of a vectorised mechanism's draws is a function of the dataset: one draw each tells.
+        probes = (
+            _draw(mechanism, X, params, [streams[4]], [1])[0],
+            _draw(mechanism, X_neighbour, params, [streams[4]], [1])[0],
+        )
+        forms = (_vectorised_form(probes[0]), _vectorised_form(probes[1]))
         if forms[0] != forms[1]:
             return _exact_structural_report(forms, n, n_confirm, seed, float(alpha), claim)
+    explore_a, confirm_a = _draw(mechanism, X, params, streams[:2], [n_explore, n_confirm])
+    explore_b, confirm_b = _draw(mechanism, X_neighbour, params, streams[2:4], [n_explore, n_confirm])
+
+    if _is_vectorised(mechanism):
         for side in (explore_a, explore_b):
             if isinstance(side, list) and side and isinstance(side[0], Raised):
                 raise side[0].error  # the same failure on both datasets: there is nothing to audit
