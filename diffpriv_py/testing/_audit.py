@@ -4,7 +4,8 @@ For an output event S, ε ≥ ln(P[M(D) ∈ S]/P[M(D′) ∈ S]) and δ ≥ P[M(
 the mechanism satisfies. The auditor estimates both probabilities with one-sided Clopper–Pearson bounds, so a claim
 it refutes is refuted with confidence 1 − α. The event is chosen on an *explore* sample and tested on a fresh
 *confirm* sample (DP-Sniper's two-stage protocol), with Bonferroni over the events carried forward; the events
-explored are thresholds, bins, categories and float-structure ("not a multiple of 2^j") events.
+explored are thresholds, bins, categories and float-structure ("not a multiple of 2^j") events on the values, and
+structural events (the output's layout, the keys it carries, a failure after the charge; see ``_structure``).
 """
 
 from __future__ import annotations
@@ -579,7 +580,15 @@ def audit(
     Returns
     -------
     AuditReport
-        With ``epsilon_lower_bound``, ``delta_lower_bound``, ``passed``, ``event``, ``counts``, ``n`` and ``seed``.
+        With ``epsilon_lower_bound``, ``delta_lower_bound``, ``passed``, ``event``, ``counts``, ``n`` and ``seed``;
+        ``structural`` and ``exact`` say whether the refuting event was about the structure and whether its bounds
+        are exact.
+
+    Raises
+    ------
+    Exception
+        Whatever the mechanism's public checks raise on either dataset (a refusal before the charge), or the error of
+        a mechanism that fails after the charge on every draw of both datasets (nothing to audit).
 
     Notes
     -----
@@ -592,6 +601,15 @@ def audit(
     curve with a method ``privacy_curve(claim) -> (ε′ ↦ δ′)``, which is then checked the same way. Events: ≥/≤
     thresholds and bins on each coordinate and on the projection onto f(D′) − f(D), categories for discrete
     outputs, and float-structure events {y not a multiple of 2^j}, which catch Mironov-type attacks on float noise.
+
+    Structural events: each release is read as its layout (types, shapes, dtypes, number of outputs), the keys it
+    names (mapping keys, pandas index and column labels, a group-by result's groups, class labels) and its numbers;
+    "the layout is L", "the output has key K" (or lacks it), thresholds on the number of keys, and "the release
+    raised E" for a failure after the charge are events like the others (the public checks run first, as in a
+    release; a refusal there charges nothing and propagates). The numbers of the releases of the most common layout
+    feed the value events. For a mechanism with ``_sample_many`` the structure of its draws is a function of the
+    dataset alone, so one draw per dataset tells it, and a difference is an exact refutation: P[S] = 1 under one
+    dataset and 0 under the other, so ε = ∞ and δ ≥ 1 with certainty (``exact=True``, no α spent).
 
     A passing audit is not a proof: events of probability below about 1/n are invisible.
 
@@ -684,7 +702,9 @@ def audit(
         )
         events = events + structure.events
         labels.update(structure.labels)
-    n_structural = len(structure.events) if layouts is not None else 0
+        n_structural = len(structure.events)
+    else:
+        n_structural = 0
 
     curve = _claimed_curve(mechanism, claim)
     eps_grid = claim.epsilon * np.array([0.0, 0.125, 0.25, 0.5, 0.75, 1.0])

@@ -174,9 +174,9 @@ def _fresh_values(data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None
         lo, hi = float(np.min(bounds[0])), float(np.max(bounds[1]))
         out = [0.5 * (high + hi), 0.5 * (low + lo)]
     if integer:
-        out = [math.floor(out[0]), math.ceil(out[1])]
+        out = [float(math.floor(out[0])), float(math.ceil(out[1]))]
         if seen.size < high - low + 1:  # an integer inside the observed range that no record holds
-            out.append(seen[np.flatnonzero(np.diff(seen) > 1)[0]] + 1)
+            out.append(float(seen[np.flatnonzero(np.diff(seen) > 1)[0]]) + 1.0)
     held = set(seen.tolist())
     return [float(v) for v in dict.fromkeys(out) if lo <= v <= hi and float(v) not in held]
 
@@ -516,7 +516,7 @@ def search_audit(
     ----------
     mechanism : DPMech
         The mechanism under test (built-in or user-written), with its sensitivity set.
-    data : array, list, (X, y) tuple, or callable
+    data : array, list, (X, y) tuple, (by, values, unit) table, or callable
         The dataset the neighbours are built from, or ``data(rng) -> dataset`` drawing one (called twice; both
         datasets are searched).
     privacy_params : Eps
@@ -546,17 +546,24 @@ def search_audit(
     Replacement values: the mechanism's public bounds (``lower``/``upper``, ``bounds`` or ``data_norm`` on the
     mechanism or its target) and values beyond them, ±0.0 and subnormals, a record moved by 1e-9 or one ulp or
     negated, huge magnitudes whose squares overflow (1e154, 1e200, ±1e308), offset values (2⁴³ + ½), per row of
-    2-D data (one coordinate or all); label flips for ``(X, y)``; unseen categories and swaps for lists.
+    2-D data (one coordinate or all); label flips for ``(X, y)``; unseen categories and swaps for lists and label
+    arrays. Values the data does not hold come early: beyond the observed range (inside the public bounds if any),
+    an unseen integer inside the range of integer data, a fresh label of the data's own type, and for ``(X, y)`` the
+    declared ``classes`` the data lacks or (without declared classes) a fresh label. A group-by table
+    ``(by, values, unit)`` gets rows moved to fresh or other groups and, with a unit, the person with most rows put
+    in a fresh group on every row. Non-finite values are outside every documented domain and are never tried.
 
     1. *Screen* (grey-box, no samples): ``sensitivity_norm`` on each pair. A change above the declared sensitivity,
-       a non-finite target, a target failing on one side only, or (vectorised mechanisms) a few releases
-       non-finite on one side only puts the pair first; otherwise pairs are ranked by change/sensitivity.
+       a non-finite target, a target failing on one side only, or a few releases (8 vectorised, 1 otherwise) that
+       are non-finite, fail, or differ in layout or keys on one side only puts the pair first; otherwise pairs are
+       ranked by change/sensitivity.
     2. *Explore*: the top ``explore_pairs`` are audited at level 0.05 on their own samples; the result only ranks.
     3. *Confirm*: the top ``confirm_pairs`` by explore ε bound are audited afresh with :func:`audit` at α/m each
        (m = pairs confirmed). Since the pairs were chosen on independent samples, a union bound gives: with
        probability ≥ 1 − α every confirmed bound holds, so a refutation is a valid refutation of the claim.
 
-    :func:`audit` supplies the events, including float-structure events and, for 1-D data, "y is on the
+    :func:`audit` supplies the events, including structural events (layout, keys, a failure after the charge;
+    exact for vectorised mechanisms), float-structure events and, for 1-D data, "y is on the
     interpolation lattice a + u·(b − a) of D's sorted values" events, which catch an output support that depends on
     the data. A passing search proves nothing: it only tried the pairs and events listed.
 

@@ -104,10 +104,10 @@ def _walk(output: Any, path: str, keys: list[str], values: list[np.ndarray]) -> 
         inner = [_walk(v, f"{path}[{_label(k)}]", keys, values) for k, v in items]
         return f"{type(output).__name__}[{len(items)}]({', '.join(_common(inner))})"
     if isinstance(output, tuple | list):
-        array = _as_array(output)
-        if array is not None:
-            values.append(array.ravel())
-            return f"{type(output).__name__}{array.shape}"
+        numbers = _as_array(output)
+        if numbers is not None:
+            values.append(numbers.ravel())
+            return f"{type(output).__name__}{numbers.shape}"
         inner = [_walk(v, f"{path}[{i}]", keys, values) for i, v in enumerate(output)]
         return f"{type(output).__name__}[{len(output)}]({', '.join(inner)})"
     if attrs.has(type(output)):
