@@ -213,7 +213,7 @@ def _array_pairs(
                 row = np.array(record, dtype=np.float64)
                 row[0] = v
                 yield _Pair(f"row {i}, coordinate 0 {name}", data, _replace(data, i, row), i)
-    for i in rows[:2]:
+    for i in rows[:2] if replacements is None else ():  # given replacements are the whole domain to try
         for v in _fresh_values(data, bounds):
             yield _Pair(f"record {i} replaced by {v!r}, a value the data does not hold", data, _replace(data, i, v), i)
     if replacements is not None:
@@ -266,7 +266,7 @@ def _supervised_pairs(
     mechanism: DPMech, data: tuple[Any, Any], bounds: Any, replacements: Any = None
 ) -> Iterator[_Pair]:
     X, y = data[0], np.asarray(data[1])
-    labels = _label_candidates(mechanism, y)
+    labels = _label_candidates(mechanism, y) if replacements is None else np.unique(y)
     rows = _records_to_move(np.asarray(X, dtype=np.float64))
     for i in rows:
         for label in labels[labels != y[i]][:3]:
