@@ -160,6 +160,18 @@ def test_structural_events_give_no_false_alarm_over_many_seeds():
     assert all(r.passed for r in reports), [str(r) for r in reports if not r.passed]
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(12))
+def test_search_gives_no_false_alarm_on_correct_mechanisms_over_many_seeds(seed):
+    """Whole searches (fresh labels and values, structural and value events, α = 1e-6) at twelve seeds refute neither
+    a vectorised clipped mean nor noisy counts over public keys."""
+    mean = dp.Laplace(target=lambda x: float(np.clip(x, 0.0, 1.0).mean()), sensitivity=1 / 40)
+    data = np.random.default_rng(seed).random(40)
+    assert search_audit(mean, data, EPS, rng=seed, time_budget=1.0).passed
+    counts = CountPerLabel(keys=tuple("abcdef"))
+    assert search_audit(counts, LABELS, EPS, rng=seed, time_budget=1.0).passed
+
+
 def test_audit_refutes_a_key_present_on_one_side_with_clopper_pearson_bounds():
     """A non-vectorised release whose keys differ: refuted by a structural event with δ near 1."""
     report = audit(CountPerLabel(), LABELS, ["z", *LABELS[1:]], EPS, n=400, rng=0)
