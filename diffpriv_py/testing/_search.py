@@ -489,7 +489,10 @@ def _release_status(sample: np.ndarray | list[Any]) -> str:
 def _seconds_per_release(mechanism: DPMech, data: Any, params: Eps, rng: np.random.Generator) -> float:
     size = 200 if _is_vectorised(mechanism) else 2
     start = time.perf_counter()
-    _draw(mechanism, data, params, [rng], [size])
+    try:
+        _draw(mechanism, data, params, [rng], [size])
+    except Exception:  # refused before the charge: the pair is not audited, its cost does not matter
+        return 1e-7
     return max((time.perf_counter() - start) / size, 1e-7)
 
 
@@ -626,7 +629,10 @@ def search_audit(
 
     # Stage 2: explore the most promising pairs with lax audits (their results only rank the pairs), within the
     # explore share of the budget (at least two pairs).
-    per_release = _seconds_per_release(mechanism, datasets[0], params, screen_rng)
+    # Timed on both sides of the top pair too: a neighbour can cost much more than the dataset (a person's many fresh
+    # groups, a label set read from the data).
+    timed = [datasets[0]] + ([screened[0][2].first, screened[0][2].second] if screened else [])
+    per_release = max(_seconds_per_release(mechanism, d, params, screen_rng) for d in timed)
     cap = _MAX_VECTORISED_N if _is_vectorised(mechanism) else _MAX_RELEASE_N
     explore = screened[:explore_pairs]
     n_explore = _sample_size(_EXPLORE_SHARE * time_budget, per_release, len(explore), cap // 4)
