@@ -159,9 +159,11 @@ def _scalar_values(bounds: tuple[np.ndarray, np.ndarray] | None) -> list[float]:
     return out
 
 
-def _fresh_values(data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None) -> list[float]:
+def _fresh_values(data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None) -> list[Any]:
     """Values of 1-D data that no record holds: beyond the observed range (inside the public bounds, if any) and,
     for integer data, an unseen integer inside it. A release keyed or sized by the values present changes on them."""
+    if data.ndim == 2 and data.size and np.all(np.isfinite(data)):
+        return _fresh_rows(data, bounds)
     if data.ndim != 1 or data.size == 0 or not np.all(np.isfinite(data)):
         return []
     seen = np.unique(data.astype(np.float64))
@@ -179,6 +181,20 @@ def _fresh_values(data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None
             out.append(float(seen[np.flatnonzero(np.diff(seen) > 1)[0]]) + 1.0)
     held = set(seen.tolist())
     return [float(v) for v in dict.fromkeys(out) if lo <= v <= hi and float(v) not in held]
+
+
+def _fresh_rows(data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None) -> list[Any]:
+    """Rows of 2-D data beyond every column's observed range, inside the public bounds (a norm bound: scaled into
+    it) if any."""
+    low, high = data.min(axis=0).astype(np.float64), data.max(axis=0).astype(np.float64)
+    if bounds is None:
+        step = np.maximum(high - low, 1.0)
+        return [high + step, low - step]
+    lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), low.shape) for b in bounds)
+    rows = [0.5 * (high + hi), 0.5 * (low + lo)]
+    if bounds[0].size == 1 and np.all(bounds[0] == -bounds[1]):  # a norm bound (data_norm): stay inside the ball
+        rows = [r * min(1.0, float(hi[0]) / max(float(np.linalg.norm(r)), 1e-300)) for r in rows]
+    return rows
 
 
 def _bound_record(bound: np.ndarray, data: np.ndarray, d: int) -> Any:
@@ -215,7 +231,8 @@ def _array_pairs(
                 yield _Pair(f"row {i}, coordinate 0 {name}", data, _replace(data, i, row), i)
     for i in rows[:2] if replacements is None else ():  # given replacements are the whole domain to try
         for v in _fresh_values(data, bounds):
-            yield _Pair(f"record {i} replaced by {v!r}, a value the data does not hold", data, _replace(data, i, v), i)
+            what = f"{v!r}" if np.ndim(v) == 0 else f"the row {np.round(v, 6).tolist()}"
+            yield _Pair(f"record {i} replaced by {what}, a value the data does not hold", data, _replace(data, i, v), i)
     if replacements is not None:
         for i in rows[:2]:
             for record in replacements:
