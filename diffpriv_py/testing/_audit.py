@@ -743,6 +743,8 @@ def audit(
         q_hi = float(clopper_pearson_upper(k2, n_confirm, level))
         text = labels.get((events[k].statistic, events[k].low)) if events[k].kind == "point" else None
         text = events[k].describe(names) if text is None else text
+        if layouts is not None and events[k].kind == "nonfinite":
+            text += " (releases of another layout than the most common count as NaN)"
         text += " (on D vs D′)" if direction == 0 else " (on D′ vs D)"
         eps_here: float = math.log(p_lo / q_hi) if p_lo > 0 else -math.inf
         delta_here = p_lo - math.exp(claim.epsilon) * q_hi
