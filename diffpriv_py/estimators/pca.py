@@ -727,7 +727,8 @@ class PCA(DPMech):
 
     def _sample_many(self, value: SecondMoment, privacy_params: Eps, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` independent releases for the auditor: the upper triangle of the projection VVᵀ (basis-free), then,
-        for the noisy-matrix methods, the released eigenvalues and trace (all that :class:`PCAModel` carries).
+        for the noisy-matrix methods, the released eigenvalues and trace, then the released ``components`` with
+        their signs fixed as in a release, column by column (everything :class:`PCAModel` carries, in order).
 
         Vectorised: batched sequential draws or batched chains for PPCA, batched eigendecompositions for the
         noisy-matrix methods. The same law as :meth:`release_response`; not a release path (the Gibbs path does not
@@ -739,14 +740,15 @@ class PCA(DPMech):
             noisy, _ = self._noisy_second_moment(value, privacy_params, rng, n)
             values, v = _top_eigenpairs(noisy, self.k)
             spectrum = np.concatenate([values, np.trace(noisy, axis1=1, axis2=2)[:, None]], axis=1)
-            return np.concatenate([np.einsum("nik,nik->ni", v[:, rows], v[:, cols]), spectrum], axis=1)
+            projection = np.einsum("nik,nik->ni", v[:, rows], v[:, cols])
+            return np.concatenate([projection, spectrum, _canonical_signs(v).swapaxes(1, 2).reshape(n, -1)], axis=1)
         param = self._bingham_parameter(value, privacy_params)
         if self.sampler == "auto" or self.k == d:
             v = sample_sequential_subspace(param, self.k, rng, size=n)
         else:
             v = gibbs_matrix_bingham(param, self.k, self.gibbs_sweeps, rng, n_chains=n)[0]
-        result: np.ndarray = np.einsum("nik,nik->ni", v[:, rows], v[:, cols])
-        return result
+        projection = np.einsum("nik,nik->ni", v[:, rows], v[:, cols])
+        return np.concatenate([projection, _canonical_signs(v).swapaxes(1, 2).reshape(n, -1)], axis=1)
 
     # ---- the math ------------------------------------------------------------------------------------------
 

@@ -7,8 +7,10 @@
   bounds the neighbours' change, the noise matches its declared distribution, the sampler sets γ, and the auditor
   does not refute the claim; opt-in, the searching auditor finds no refuting neighbour).
   :func:`parametrize_with_checks` turns the same checks into pytest cases.
-* :func:`audit` gives a statistically valid lower bound on a mechanism's ε and δ; :func:`check_sensitivity` is its
-  sample-free grey-box companion; :func:`search_audit` searches adversarial neighbouring pairs for one that refutes.
+* :func:`audit` gives a statistically valid lower bound on a mechanism's ε and δ from events on the values *and the
+  structure* of the releases (layout, keys carried, a failure after the charge); :func:`check_sensitivity` is its
+  sample-free grey-box companion; :func:`search_audit` searches adversarial neighbouring pairs (fresh labels and
+  values included) for one that refutes.
 * :data:`EXAMPLE_CASES` holds a case for every built-in mechanism; a new built-in adds its case here.
 
 Example

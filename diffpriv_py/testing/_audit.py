@@ -4,7 +4,8 @@ For an output event S, ε ≥ ln(P[M(D) ∈ S]/P[M(D′) ∈ S]) and δ ≥ P[M(
 the mechanism satisfies. The auditor estimates both probabilities with one-sided Clopper–Pearson bounds, so a claim
 it refutes is refuted with confidence 1 − α. The event is chosen on an *explore* sample and tested on a fresh
 *confirm* sample (DP-Sniper's two-stage protocol), with Bonferroni over the events carried forward; the events
-explored are thresholds, bins, categories and float-structure ("not a multiple of 2^j") events.
+explored are thresholds, bins, categories and float-structure ("not a multiple of 2^j") events on the values, and
+structural events (the output's layout, the keys it carries, a failure after the charge; see ``_structure``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 import secrets
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +25,7 @@ from .._validation import check_in_range, check_int
 from ..mechanisms.base import DPMech, NumericMech
 from ..privacy import Eps
 from ._stats import clopper_pearson_lower, clopper_pearson_upper
+from ._structure import Layout, Raised, describe
 from ._support import interpolation_lattice_level, lattice_points
 
 __all__ = ["AuditReport", "audit", "check_sensitivity", "trailing_exponent"]
@@ -67,6 +70,13 @@ class AuditReport:
         Number of events explored; ``n_confirmed`` were tested on the confirm samples (the Bonferroni count).
     n_confirmed : int
         See ``n_events``.
+    structural : bool
+        True if ``event`` is about the output's structure (its layout, a key it carries, a failure after the charge)
+        rather than its values.
+    exact : bool
+        True if the bounds are exact rather than statistical: the structure of a vectorised mechanism's releases is a
+        function of the dataset alone, so a structure seen on one dataset and impossible on the other gives ε = ∞
+        and δ ≥ 1 with certainty.
     """
 
     passed: bool
@@ -82,10 +92,17 @@ class AuditReport:
     curve_violation: str = ""
     n_events: int = 0
     n_confirmed: int = 0
+    structural: bool = False
+    exact: bool = False
 
     def __str__(self) -> str:
         verdict = "passed (claim not refuted)" if self.passed else "FAILED (claim refuted)"
         curve = f"; curve violated at {self.curve_violation}" if self.curve_violation else ""
+        if self.exact:
+            return (
+                f"Audit {verdict} exactly: ε = ∞, δ ≥ {self.delta_lower_bound:.3g} against claim {self.claim!r}. "
+                f"Event: {self.event} (a function of the dataset, no sampling error); seed={self.seed}."
+            )
         return (
             f"Audit {verdict}: ε ≥ {self.epsilon_lower_bound:.4g}, δ(ε={self.claim.epsilon:g}) ≥ "
             f"{self.delta_lower_bound:.3g} against claim {self.claim!r}{curve}. Event: {self.event} "
@@ -169,31 +186,46 @@ def _is_vectorised(mechanism: DPMech) -> bool:
 def _draw(
     mechanism: DPMech, X: Any, params: Eps, rngs: list[np.random.Generator], sizes: list[int]
 ) -> list[np.ndarray | list[Any]]:
-    """Draw ``sizes[i]`` releases with ``rngs[i]`` on dataset X; the target is evaluated once."""
+    """Draw ``sizes[i]`` releases with ``rngs[i]`` on dataset X; the target is evaluated once.
+
+    The public checks run first, as in a release, and a refusal there (before any budget is charged) propagates: the
+    pair cannot be released on. A failure after the charge is an output like any other: it is recorded as a
+    :class:`~diffpriv_py.testing._structure.Raised` in place of the release (for a vectorised mechanism, whose
+    target is evaluated once, every draw of that dataset is that failure).
+    """
+    data = mechanism.check_dataset(X)
+    mechanism._check_release(params, data)
     if _is_vectorised(mechanism):
-        value = mechanism._evaluate(mechanism.target(X))
-        return [
-            # _sample_many is duck-typed (any mechanism may define it): _is_vectorised checked it is there.
-            np.asarray(mechanism._sample_many(value, params, rng, size))  # type: ignore[attr-defined]
-            for rng, size in zip(rngs, sizes, strict=True)
-        ]
+        try:
+            value = mechanism._evaluate(mechanism.target(data))
+            return [
+                # _sample_many is duck-typed (any mechanism may define it): _is_vectorised checked it is there.
+                np.asarray(mechanism._sample_many(value, params, rng, size))  # type: ignore[attr-defined]
+                for rng, size in zip(rngs, sizes, strict=True)
+            ]
+        except Exception as exc:
+            failed = Raised(type(exc).__name__, exc)
+            return [[failed] * size for size in sizes]
     out: list[np.ndarray | list[Any]] = []
     for rng, size in zip(rngs, sizes, strict=True):
         seeds = rng.integers(0, 2**63, size=size)
-        out.append([mechanism.release_response(params, X, rng=int(s)).response for s in seeds])
+        out.append([_release_or_failure(mechanism, params, X, int(s)) for s in seeds])
     return out
 
 
-def _as_numeric(samples: np.ndarray | list[Any], n: int) -> np.ndarray | None:
-    if isinstance(samples, list) and samples and hasattr(samples[0], "coeffs"):
-        samples = [s.coeffs for s in samples]  # released functions (Bernstein): audit their coefficients
+def _release_or_failure(mechanism: DPMech, params: Eps, X: Any, seed: int) -> Any:
     try:
-        arr = np.asarray(samples, dtype=np.float64)
-    except (TypeError, ValueError):
+        return mechanism.release_response(params, X, rng=seed).response
+    except Exception as exc:  # after the public checks passed: a failure after the charge, which is an output
+        return Raised(type(exc).__name__, exc)
+
+
+def _as_numeric(samples: np.ndarray | list[Any], n: int) -> np.ndarray | None:
+    """The (n, d) float matrix of a vectorised mechanism's draws, or None if they are not numeric."""
+    arr = np.asarray(samples)
+    if arr.dtype.kind not in "biuf" or arr.shape[:1] != (n,):
         return None
-    if arr.dtype.kind != "f" or arr.shape[:1] != (n,):
-        return None
-    return arr.reshape(n, -1)
+    return arr.astype(np.float64).reshape(n, -1)
 
 
 def trailing_exponent(y: np.ndarray) -> np.ndarray:
@@ -350,6 +382,149 @@ def _counts(events: list[_Event], stats_values: list[np.ndarray]) -> np.ndarray:
     return out
 
 
+# ---- structural events -------------------------------------------------------------------------------------------
+
+_MAX_KEY_EVENTS = 64
+
+
+def _category(sample: Any) -> Any:
+    if isinstance(sample, Raised):
+        return f"raised {sample.name}"
+    return sample if _hashable(sample) else repr(sample)
+
+
+def _layouts(samples: np.ndarray | list[Any]) -> list[Layout]:
+    return [describe(s) for s in samples]
+
+
+def _vectorised_form(samples: np.ndarray | list[Any]) -> str:
+    """The structure of every draw of a vectorised mechanism on one dataset (a function of the dataset alone)."""
+    if isinstance(samples, list):
+        return f"raised {samples[0].name}" if samples else "no release"
+    return f"ndarray{samples.shape[1:]} {samples.dtype.name}"
+
+
+def _refuse_constant_failure(layouts: tuple[list[Layout], ...]) -> None:
+    """A mechanism that fails every release on both datasets with one error cannot be audited: say why."""
+    signatures = {layout.signature for side in layouts for layout in side}
+    if len(signatures) == 1 and next(iter(signatures)).startswith("raised "):
+        raise RuntimeError(
+            f"Every release on both datasets {next(iter(signatures))} (after the public checks passed): there is "
+            "nothing to audit. Check that the mechanism releases on these datasets."
+        )
+
+
+def _reference_form(layouts: list[Layout]) -> tuple[str, tuple[str, ...]]:
+    """The most common form among the explore releases (ties: the first seen)."""
+    counts: dict[tuple[str, tuple[str, ...]], int] = {}
+    for layout in layouts:
+        counts[layout.form] = counts.get(layout.form, 0) + 1
+    return max(counts, key=lambda f: counts[f])
+
+
+def _aligned(layouts: list[Layout], reference: tuple[str, tuple[str, ...]]) -> np.ndarray | None:
+    """The numbers of each release of the reference form, one row each (NaN rows for other forms); None if the
+    reference form carries no numbers."""
+    width = next((lay.values.size for lay in layouts if lay.form == reference and lay.values is not None), None)
+    if not width:
+        return None
+    out = np.full((len(layouts), width), np.nan)
+    for i, layout in enumerate(layouts):
+        if layout.form == reference and layout.values is not None:
+            out[i] = layout.values
+    return out
+
+
+@attrs.frozen
+class _Structure:
+    names: list[str]
+    events: list[_Event]
+    labels: dict[tuple[int, float], str]
+    signatures: dict[str, int]
+    keys: list[str]
+    count_keys: bool
+
+    def compute(self, layouts: list[Layout]) -> list[np.ndarray]:
+        out = [np.array([self.signatures.get(lay.signature, -1) for lay in layouts], dtype=np.float64)]
+        if self.count_keys:
+            out.append(np.array([len(lay.keys) for lay in layouts], dtype=np.float64))
+        present = [frozenset(lay.keys) for lay in layouts]
+        out.extend(np.array([key in p for p in present], dtype=np.float64) for key in self.keys)
+        return out
+
+
+def structure_statistics(layouts_a: list[Layout], layouts_b: list[Layout], *, offset: int) -> _Structure:
+    """Structural statistics and events from the explore releases of both datasets.
+
+    Events: "the output's layout is L" for each layout (types, shapes, dtypes, number of outputs) seen, or "the
+    release raised E"; "the output has key K" and "... lacks key K" for the keys whose presence varies (the 64 whose
+    frequencies differ most between the datasets); thresholds on the number of keys when it varies. Statistic
+    indices start at ``offset``.
+    """
+    pooled = layouts_a + layouts_b
+    signatures: dict[str, int] = {}
+    for layout in pooled:
+        signatures.setdefault(layout.signature, len(signatures))
+    names = ["output layout"]
+    events: list[_Event] = []
+    labels: dict[tuple[int, float], str] = {}
+    if len(signatures) > 1:
+        for signature, code in signatures.items():
+            events.append(_Event(offset, "point", float(code)))
+            text = f"release {signature} (after the charge)" if signature.startswith("raised") else signature
+            labels[(offset, float(code))] = f"output layout is {text}" if not signature.startswith("raised") else text
+    sizes = np.array([len(layout.keys) for layout in pooled], dtype=np.float64)
+    count_keys = bool(np.unique(sizes).size > 1)
+    if count_keys:
+        names.append("number of keys")
+        found = _candidate_events([sizes], [np.array([])], ["number of keys"])
+        events += [attrs.evolve(e, statistic=offset + 1) for e in found if e.kind != "nonfinite"]
+    counts_a: dict[str, int] = {}
+    counts_b: dict[str, int] = {}
+    for layouts, counts in ((layouts_a, counts_a), (layouts_b, counts_b)):
+        for layout in layouts:
+            for key in set(layout.keys):
+                counts[key] = counts.get(key, 0) + 1
+    varying = [
+        key
+        for key in dict.fromkeys([*counts_a, *counts_b])
+        if counts_a.get(key, 0) + counts_b.get(key, 0) < len(pooled)
+    ]
+    varying.sort(key=lambda key: -abs(counts_a.get(key, 0) - counts_b.get(key, 0)))
+    keys = varying[:_MAX_KEY_EVENTS]
+    first = offset + len(names)
+    for j, key in enumerate(keys):
+        events += [_Event(first + j, "point", 1.0), _Event(first + j, "point", 0.0)]
+        text = f"output{key}" if key.startswith(("[", ".")) else f"output {key}"
+        names.append(text)
+        labels[(first + j, 1.0)] = text
+        labels[(first + j, 0.0)] = f"not ({text})"
+    return _Structure(names, events, labels, signatures, keys, count_keys)
+
+
+def _exact_structural_report(
+    forms: tuple[str, str], n: int, n_confirm: int, seed: int, alpha: float, claim: Eps
+) -> AuditReport:
+    """Two datasets on which a vectorised mechanism's releases differ in structure: P[S] = 1 on D, 0 on D′."""
+    event = f"output structure {forms[0]} on D, {forms[1]} on D′ (every release)"
+    return AuditReport(
+        passed=False,
+        epsilon_lower_bound=math.inf,
+        delta_lower_bound=1.0,
+        event=event,
+        counts=(n_confirm, 0),
+        n=n,
+        n_confirm=n_confirm,
+        seed=seed,
+        alpha=alpha,
+        claim=claim,
+        n_events=1,
+        n_confirmed=1,
+        structural=True,
+        exact=True,
+    )
+
+
 # ---- claimed privacy curves ------------------------------------------------------------------------------------
 
 
@@ -405,7 +580,15 @@ def audit(
     Returns
     -------
     AuditReport
-        With ``epsilon_lower_bound``, ``delta_lower_bound``, ``passed``, ``event``, ``counts``, ``n`` and ``seed``.
+        With ``epsilon_lower_bound``, ``delta_lower_bound``, ``passed``, ``event``, ``counts``, ``n`` and ``seed``;
+        ``structural`` and ``exact`` say whether the refuting event was about the structure and whether its bounds
+        are exact.
+
+    Raises
+    ------
+    Exception
+        Whatever the mechanism's public checks raise on either dataset (a refusal before the charge), or the error of
+        a mechanism that fails after the charge on every draw of both datasets (nothing to audit).
 
     Notes
     -----
@@ -418,6 +601,15 @@ def audit(
     curve with a method ``privacy_curve(claim) -> (ε′ ↦ δ′)``, which is then checked the same way. Events: ≥/≤
     thresholds and bins on each coordinate and on the projection onto f(D′) − f(D), categories for discrete
     outputs, and float-structure events {y not a multiple of 2^j}, which catch Mironov-type attacks on float noise.
+
+    Structural events: each release is read as its layout (types, shapes, dtypes, number of outputs), the keys it
+    names (mapping keys, pandas index and column labels, a group-by result's groups, class labels) and its numbers;
+    "the layout is L", "the output has key K" (or lacks it), thresholds on the number of keys, and "the release
+    raised E" for a failure after the charge are events like the others (the public checks run first, as in a
+    release; a refusal there charges nothing and propagates). The numbers of the releases of the most common layout
+    feed the value events. For a mechanism with ``_sample_many`` the structure of its draws is a function of the
+    dataset alone, so one draw per dataset tells it, and a difference is an exact refutation: P[S] = 1 under one
+    dataset and 0 under the other, so ε = ∞ and δ ≥ 1 with certainty (``exact=True``, no α spent).
 
     A passing audit is not a proof: events of probability below about 1/n are invisible.
 
@@ -435,29 +627,54 @@ def audit(
     if n < 40:
         raise ValueError(f"n must be at least 40 samples per dataset; got {n}.")
     seed = secrets.randbits(63) if rng is None else int(rng)
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)]
     n_explore = max(20, n // 4)
     n_confirm = n - n_explore
 
+    if _is_vectorised(mechanism):
+        # The structure of a vectorised mechanism's draws is a function of the dataset: one draw each tells.
+        probes = (
+            _draw(mechanism, X, params, [streams[4]], [1])[0],
+            _draw(mechanism, X_neighbour, params, [streams[4]], [1])[0],
+        )
+        forms = (_vectorised_form(probes[0]), _vectorised_form(probes[1]))
+        if forms[0] != forms[1]:
+            return _exact_structural_report(forms, n, n_confirm, seed, float(alpha), claim)
     explore_a, confirm_a = _draw(mechanism, X, params, streams[:2], [n_explore, n_confirm])
-    explore_b, confirm_b = _draw(mechanism, X_neighbour, params, streams[2:], [n_explore, n_confirm])
+    explore_b, confirm_b = _draw(mechanism, X_neighbour, params, streams[2:4], [n_explore, n_confirm])
 
-    point_labels: dict[int, Any] = {}
-    num = [_as_numeric(s, size) for s, size in ((explore_a, n_explore), (explore_b, n_explore))]
+    if _is_vectorised(mechanism):
+        for side in (explore_a, explore_b):
+            if isinstance(side, list) and side and isinstance(side[0], Raised):
+                raise side[0].error  # the same failure on both datasets: there is nothing to audit
+        layouts = None
+    else:
+        layouts = tuple(_layouts(s) for s in (explore_a, explore_b, confirm_a, confirm_b))
+        _refuse_constant_failure(layouts)
+
+    labels: dict[tuple[int, float], str] = {}
+    if layouts is None:
+        num = [_as_numeric(s, size) for s, size in ((explore_a, n_explore), (explore_b, n_explore))]
+        confirm_num = [_as_numeric(confirm_a, n_confirm), _as_numeric(confirm_b, n_confirm)]
+    else:
+        reference = _reference_form(layouts[0] + layouts[1])
+        num = [_aligned(layouts[0], reference), _aligned(layouts[1], reference)]
+        confirm_num = [_aligned(layouts[2], reference), _aligned(layouts[3], reference)]
     if num[0] is not None and num[1] is not None and num[0].shape[1] == num[1].shape[1]:
         if isinstance(mechanism, NumericMech):
             centre_a = mechanism._evaluate(mechanism.target(X)).ravel().astype(np.float64)
             centre_b = mechanism._evaluate(mechanism.target(X_neighbour)).ravel().astype(np.float64)
         else:
-            centre_a, centre_b = np.asarray(np.median(num[0], axis=0)), np.asarray(np.median(num[1], axis=0))
+            with warnings.catch_warnings():  # a column with no release of the reference form has no median
+                warnings.simplefilter("ignore", RuntimeWarning)
+                centre_a, centre_b = np.nanmedian(num[0], axis=0), np.nanmedian(num[1], axis=0)
         names, compute, anchors = _with_lattices(
             mechanism, (X, X_neighbour), num[0].shape[1], _statistics(num[0], num[1], centre_a, centre_b)
         )
         explore_stats = (compute(num[0]), compute(num[1]))
-        numeric_a, numeric_b = _as_numeric(confirm_a, n_confirm), _as_numeric(confirm_b, n_confirm)
         # The confirmation samples are draws of the same mechanism as the exploration ones, so numeric as well.
-        assert numeric_a is not None and numeric_b is not None
-        confirm_stats = (compute(numeric_a), compute(numeric_b))
+        assert confirm_num[0] is not None and confirm_num[1] is not None
+        confirm_stats = (compute(confirm_num[0]), compute(confirm_num[1]))
         pooled = [np.concatenate([a, b]) for a, b in zip(*explore_stats, strict=True)]
         events = _candidate_events(pooled, anchors, names)
     else:
@@ -465,13 +682,29 @@ def audit(
         codes: dict[Any, int] = {}
 
         def encode(samples: Any) -> list[np.ndarray]:
-            keys = [s if _hashable(s) else repr(s) for s in samples]
+            keys = [_category(s) for s in samples]
             return [np.array([codes.setdefault(k, len(codes)) for k in keys], dtype=np.float64)]
 
         explore_stats = (encode(explore_a), encode(explore_b))
         confirm_stats = (encode(confirm_a), encode(confirm_b))
         events = [_Event(0, "point", float(c)) for c in range(len(codes))]
-        point_labels = {v: k for k, v in codes.items()}
+        labels = {(0, float(v)): f"output = {k!r}" for k, v in codes.items()}
+    if layouts is not None:
+        structure = structure_statistics(layouts[0], layouts[1], offset=len(names))
+        names = names + structure.names
+        explore_stats = (
+            explore_stats[0] + structure.compute(layouts[0]),
+            explore_stats[1] + structure.compute(layouts[1]),
+        )
+        confirm_stats = (
+            confirm_stats[0] + structure.compute(layouts[2]),
+            confirm_stats[1] + structure.compute(layouts[3]),
+        )
+        events = events + structure.events
+        labels.update(structure.labels)
+        n_structural = len(structure.events)
+    else:
+        n_structural = 0
 
     curve = _claimed_curve(mechanism, claim)
     eps_grid = claim.epsilon * np.array([0.0, 0.125, 0.25, 0.5, 0.75, 1.0])
@@ -502,14 +735,16 @@ def audit(
     level = alpha / (2 * m)
     best = (-math.inf, "no event", (0, 0))
     worst_violation: tuple[float, tuple[str, tuple[int, int]] | None] = (-math.inf, None)
+    worst_structural = False
     eps_lb, delta_lb, curve_violation = 0.0, 0.0, ""
     for idx, (k, direction) in enumerate(chosen):
         k1, k2 = (ca[idx], cb[idx]) if direction == 0 else (cb[idx], ca[idx])
         p_lo = float(clopper_pearson_lower(k1, n_confirm, level))
         q_hi = float(clopper_pearson_upper(k2, n_confirm, level))
-        text = events[k].describe(names)
-        if point_labels and events[k].kind == "point":
-            text = f"output = {point_labels[int(events[k].low)]!r}"
+        text = labels.get((events[k].statistic, events[k].low)) if events[k].kind == "point" else None
+        text = events[k].describe(names) if text is None else text
+        if layouts is not None and events[k].kind == "nonfinite":
+            text += " (releases of another layout than the most common count as NaN)"
         text += " (on D vs D′)" if direction == 0 else " (on D′ vs D)"
         eps_here: float = math.log(p_lo / q_hi) if p_lo > 0 else -math.inf
         delta_here = p_lo - math.exp(claim.epsilon) * q_hi
@@ -526,6 +761,7 @@ def audit(
                 violation = max(violation, excess_here)
         if violation > worst_violation[0]:
             worst_violation = (violation, (text, (int(k1), int(k2))))
+            worst_structural = k >= len(events) - n_structural
 
     refuted = worst_violation[0] > 0
     if not chosen:
@@ -548,6 +784,7 @@ def audit(
         curve_violation=curve_violation,
         n_events=2 * len(events),
         n_confirmed=len(chosen),
+        structural=refuted and worst_structural,
     )
 
 

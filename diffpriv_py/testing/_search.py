@@ -23,6 +23,7 @@ from .._datasets import n_records
 from ..mechanisms.base import DPMech
 from ..privacy import Eps
 from ._audit import AuditReport, _draw, _hashable, _is_vectorised, audit, check_mechanism_argument
+from ._structure import describe
 from ._support import public_bounds
 
 __all__ = ["PairResult", "SearchReport", "search_audit"]
@@ -127,10 +128,18 @@ class _Pair:
 
 
 def _replace(data: np.ndarray, i: int, value: Any) -> np.ndarray:
-    out = data.astype(np.float64, copy=True) if data.dtype.kind in "iub" else data.copy()
+    keep = data.dtype.kind in "iu" and _integral(value, data.dtype)
+    out = data.astype(np.float64, copy=True) if data.dtype.kind in "iub" and not keep else data.copy()
     with np.errstate(over="ignore", invalid="ignore"):
         out[i] = value
     return out
+
+
+def _integral(value: Any, dtype: np.dtype[Any]) -> bool:
+    """Whether every entry of ``value`` is an integer that ``dtype`` holds exactly."""
+    v = np.asarray(value, dtype=np.float64)
+    info = np.iinfo(dtype)
+    return bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all((v >= info.min) & (v <= info.max)))
 
 
 def _records_to_move(values: np.ndarray) -> list[int]:
@@ -148,6 +157,44 @@ def _scalar_values(bounds: tuple[np.ndarray, np.ndarray] | None) -> list[float]:
         out += [lo, hi, 0.5 * (lo + hi), lo - (hi - lo), hi + (hi - lo), np.nextafter(lo, -np.inf)]
     out += [*_TINY, 1.0, -1.0, *_HUGE, *_OFFSET]
     return out
+
+
+def _fresh_values(data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None) -> list[Any]:
+    """Values of 1-D data that no record holds: beyond the observed range (inside the public bounds, if any) and,
+    for integer data, an unseen integer inside it. A release keyed or sized by the values present changes on them."""
+    if data.ndim == 2 and data.size and np.all(np.isfinite(data)):
+        return _fresh_rows(data, bounds)
+    if data.ndim != 1 or data.size == 0 or not np.all(np.isfinite(data)):
+        return []
+    seen = np.unique(data.astype(np.float64))
+    low, high = float(seen[0]), float(seen[-1])
+    integer = data.dtype.kind in "iub"
+    if bounds is None:
+        step = 1.0 if integer else max(high - low, 1.0)
+        lo, hi, out = -math.inf, math.inf, [high + step, low - step]
+    else:
+        lo, hi = float(np.min(bounds[0])), float(np.max(bounds[1]))
+        out = [0.5 * (high + hi), 0.5 * (low + lo)]
+    if integer:
+        out = [float(math.floor(out[0])), float(math.ceil(out[1]))]
+        if seen.size < high - low + 1:  # an integer inside the observed range that no record holds
+            out.append(float(seen[np.flatnonzero(np.diff(seen) > 1)[0]]) + 1.0)
+    held = set(seen.tolist())
+    return [float(v) for v in dict.fromkeys(out) if lo <= v <= hi and float(v) not in held]
+
+
+def _fresh_rows(data: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None) -> list[Any]:
+    """Rows of 2-D data beyond every column's observed range, inside the public bounds (a norm bound: scaled into
+    it) if any."""
+    low, high = data.min(axis=0).astype(np.float64), data.max(axis=0).astype(np.float64)
+    if bounds is None:
+        step = np.maximum(high - low, 1.0)
+        return [high + step, low - step]
+    lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), low.shape) for b in bounds)
+    rows = [0.5 * (high + hi), 0.5 * (low + lo)]
+    if bounds[0].size == 1 and np.all(bounds[0] == -bounds[1]):  # a norm bound (data_norm): stay inside the ball
+        rows = [r * min(1.0, float(hi[0]) / max(float(np.linalg.norm(r)), 1e-300)) for r in rows]
+    return rows
 
 
 def _bound_record(bound: np.ndarray, data: np.ndarray, d: int) -> Any:
@@ -182,6 +229,10 @@ def _array_pairs(
                 row = np.array(record, dtype=np.float64)
                 row[0] = v
                 yield _Pair(f"row {i}, coordinate 0 {name}", data, _replace(data, i, row), i)
+    for i in rows[:2] if replacements is None else ():  # given replacements are the whole domain to try
+        for v in _fresh_values(data, bounds):
+            what = f"{v!r}" if np.ndim(v) == 0 else f"the row {np.round(v, 6).tolist()}"
+            yield _Pair(f"record {i} replaced by {what}, a value the data does not hold", data, _replace(data, i, v), i)
     if replacements is not None:
         for i in rows[:2]:
             for record in replacements:
@@ -216,9 +267,23 @@ def _array_pairs(
                 yield _Pair(f"record {i} at the lower vs upper bound", low_pair, high_pair, i)
 
 
-def _supervised_pairs(data: tuple[Any, Any], bounds: Any, replacements: Any = None) -> Iterator[_Pair]:
-    X, y = data[0], np.asarray(data[1])
+def _label_candidates(mechanism: DPMech, y: np.ndarray) -> np.ndarray:
+    """The labels a record's label may flip to: those in the data, declared classes the data lacks and, when the
+    mechanism declares no classes, a fresh label of the data's type (a label set read from y shows it)."""
+    declared = getattr(mechanism, "classes", None)
+    extra = list(np.asarray(declared).tolist()) if declared is not None else _fresh_labels(np.unique(y).tolist())
     labels = np.unique(y)
+    try:
+        return np.unique(np.concatenate([labels, np.asarray(extra, dtype=labels.dtype)])) if extra else labels
+    except (TypeError, ValueError):
+        return labels
+
+
+def _supervised_pairs(
+    mechanism: DPMech, data: tuple[Any, Any], bounds: Any, replacements: Any = None
+) -> Iterator[_Pair]:
+    X, y = data[0], np.asarray(data[1])
+    labels = _label_candidates(mechanism, y) if replacements is None else np.unique(y)
     rows = _records_to_move(np.asarray(X, dtype=np.float64))
     for i in rows:
         for label in labels[labels != y[i]][:3]:
@@ -234,6 +299,27 @@ def _supervised_pairs(data: tuple[Any, Any], bounds: Any, replacements: Any = No
             yield _Pair(pair.description + " and its label flipped", (pair.first, y), (pair.second, y2), pair.record)
 
 
+def _fresh_labels(seen: list[Any]) -> list[Any]:
+    """Records of the data's own type that the data does not hold: a new string, a new integer, a new float.
+
+    A release whose keys are the labels present in the data shows a key on the neighbour that it never shows on the
+    dataset; a label of another type would leave the mechanism's domain, so none is made for other records."""
+    kinds = {type(r) for r in seen}
+    if len(kinds) != 1:
+        return []
+    kind = next(iter(kinds))
+    if issubclass(kind, str | np.str_):
+        return [kind(f"fresh label {i}") for i in range(3) if f"fresh label {i}" not in seen][:1]
+    if issubclass(kind, bool | np.bool_):
+        return []
+    if issubclass(kind, int | np.integer | float | np.floating):
+        numbers = np.asarray(seen, dtype=np.float64)
+        if not np.all(np.isfinite(numbers)):
+            return []
+        return [kind(numbers.max() + 1), kind(numbers.min() - 1)]
+    return []
+
+
 def _list_pairs(data: list[Any], mechanism: DPMech, replacements: Any = None) -> Iterator[_Pair]:
     """Swap records of categorical/list data; values absent from the data (e.g. unseen response candidates) first."""
     seen: dict[Any, None] = {}
@@ -243,7 +329,7 @@ def _list_pairs(data: list[Any], mechanism: DPMech, replacements: Any = None) ->
         except TypeError:
             break
     candidates = [r for r in getattr(mechanism, "response_set", ()) if _hashable(r) and r not in seen]
-    candidates += list(seen)
+    candidates += [*_fresh_labels(list(seen)), *seen]
     if replacements is not None:
         candidates = list(replacements)
     for i in list(dict.fromkeys([0, len(data) - 1, len(data) // 2])):
@@ -253,16 +339,68 @@ def _list_pairs(data: list[Any], mechanism: DPMech, replacements: Any = None) ->
             yield _Pair(f"record {i} ({data[i]!r}) replaced by {v!r}", data, [*data[:i], v, *data[i + 1 :]], i)
 
 
+def _table_pairs(data: tuple[Any, Any, Any], bounds: Any) -> Iterator[_Pair]:
+    """Neighbours of a table ``(by, values, unit)`` (the group-by's dataset; values and unit may be None).
+
+    Without a unit a record is a row: its label moves to a fresh or another label, its value to the bounds and fresh
+    values. With a unit a record is a person (all their rows): the person with most rows, and the first, get a fresh
+    label on every row (a person with many labels of their own), or move to another existing label."""
+    by, values, unit = (None if c is None else np.asarray(c) for c in data)
+    assert by is not None
+    seen = np.unique(by).tolist()
+    fresh = [f for f in _fresh_labels(seen) if not isinstance(f, float)]
+    if unit is None:
+        for i in list(dict.fromkeys([0, by.size - 1, by.size // 2])):
+            for label in [*fresh, *seen[:3]]:
+                if label != by[i]:
+                    by2 = by.copy()
+                    by2[i] = label
+                    yield _Pair(f"row {i}: label {by[i]!r} replaced by {label!r}", data, (by2, values, None), i)
+        if values is not None:
+            for pair in _array_pairs(values.astype(np.float64), bounds):
+                yield _Pair(pair.description, (by, pair.first, None), (by, pair.second, None), pair.record)
+        return
+    people, counts = np.unique(unit, return_counts=True)
+    for person in dict.fromkeys([people[np.argmax(counts)], unit[0]]):
+        rows = np.flatnonzero(unit == person)
+        if isinstance(by.flat[0], str | np.str_):
+            many = np.array([f"fresh label {j}" for j in range(rows.size)], dtype=object)
+        else:
+            many = np.asarray(max(seen) + 1 + np.arange(rows.size))
+        by2 = by.astype(object)
+        by2[rows] = many
+        by2 = np.array(by2.tolist())  # the narrowest dtype holding both the old and the fresh labels
+        first = rows[0]
+        yield _Pair(
+            f"person {person!r}: each of their {rows.size} rows in a fresh group", data, (by2, values, unit), first
+        )
+        for label in seen[:2]:
+            by3 = by.copy()
+            by3[rows] = label
+            yield _Pair(f"person {person!r}: every row moved to group {label!r}", data, (by3, values, unit), first)
+
+
+def _label_array_pairs(data: np.ndarray, mechanism: DPMech, replacements: Any = None) -> Iterator[_Pair]:
+    """A 1-D array of labels: the pairs of the same records as a list, as arrays again."""
+    for pair in _list_pairs(data.tolist(), mechanism, replacements):
+        yield _Pair(pair.description, data, np.array(pair.second), pair.record)
+
+
 def _pairs_of(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:
     bounds = public_bounds(mechanism)
     if isinstance(data, tuple) and len(data) == 2:
-        return _supervised_pairs(data, bounds, replacements)
+        return _supervised_pairs(mechanism, data, bounds, replacements)
+    if isinstance(data, tuple) and len(data) == 3:
+        return _table_pairs(data, bounds)
     if isinstance(data, list):
         return _list_pairs(data, mechanism, replacements)
     if isinstance(data, np.ndarray) and data.ndim in (1, 2) and data.dtype.kind in "iubf":
         return _array_pairs(data, bounds, replacements)
+    if isinstance(data, np.ndarray) and data.ndim == 1 and data.dtype.kind in "USO":
+        return _label_array_pairs(data, mechanism, replacements)
     raise TypeError(
-        "search_audit needs a 1-D or 2-D numeric numpy array, a list of records or an (X, y) tuple; got "
+        "search_audit needs a 1-D or 2-D numeric numpy array, a 1-D array or list of records (labels), an (X, y) "
+        "tuple or a (by, values, unit) table; got "
         f"{type(data).__name__}. Convert the dataset (e.g. DataFrame.to_numpy()) or audit a fixed pair with audit()."
     )
 
@@ -271,6 +409,8 @@ def _identical(a: Any, b: Any) -> bool:
     """Bit-for-bit equality of two datasets (so +0.0 and −0.0 differ)."""
     if isinstance(a, tuple):
         return all(_identical(u, v) for u, v in zip(a, b, strict=True))
+    if isinstance(a, np.ndarray) and a.dtype.kind not in "biuf":
+        return bool(a.shape == b.shape and np.array_equal(a, b))
     if isinstance(a, np.ndarray):
         u, v = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
         return u.shape == v.shape and u.tobytes() == v.tobytes()
@@ -278,9 +418,23 @@ def _identical(a: Any, b: Any) -> bool:
     return result
 
 
+def _same_dtype(first: Any, second: Any) -> Any:
+    """``first`` in the dtype of ``second`` where a float replacement widened an integer array: a pair never differs
+    in the type of its records, only in the one record replaced."""
+    if isinstance(first, tuple):
+        return tuple(_same_dtype(a, b) for a, b in zip(first, second, strict=True))
+    if isinstance(first, np.ndarray) and isinstance(second, np.ndarray) and first.dtype != second.dtype:
+        return first.astype(second.dtype)
+    return first
+
+
 def _candidate_pairs(mechanism: DPMech, data: Any, replacements: Any = None) -> Iterator[_Pair]:
     """The neighbouring pairs to screen, most telling first; a replacement equal to the record is skipped."""
-    return (p for p in _pairs_of(mechanism, data, replacements) if not _identical(p.first, p.second))
+    for pair in _pairs_of(mechanism, data, replacements):
+        pair = attrs.evolve(pair, first=_same_dtype(pair.first, pair.second), second=pair.second)
+        pair = attrs.evolve(pair, second=_same_dtype(pair.second, pair.first))
+        if not _identical(pair.first, pair.second):
+            yield pair
 
 
 # ---- the grey-box screen ---------------------------------------------------------------------------------------
@@ -301,31 +455,49 @@ def _screen(mechanism: DPMech, pair: _Pair, params: Eps, rng: np.random.Generato
                     failed.append(f"{label} ({type(inner).__name__})")
             if len(failed) == 1:
                 return math.inf, math.nan, f"the target fails on {failed[0]} only: {type(exc).__name__}"
-            return -1.0, math.nan, ""
+            if failed:
+                return -1.0, math.nan, ""
+            # The target works on both sides but the norm cannot compare them (e.g. outputs of different shapes).
+            finding = _release_screen(mechanism, pair, params, rng)
+            return (math.inf if finding else 0.0), math.nan, finding
     if not math.isfinite(change):
         return math.inf, change, f"the target's change is {change} (non-finite output on one side)"
     if change > declared * (1 + 1e-9):
         return change / declared, change, f"the target changes by {change:.6g} > declared sensitivity {declared:.6g}"
-    finding = _release_screen(mechanism, pair, params, rng) if _is_vectorised(mechanism) else ""
+    finding = _release_screen(mechanism, pair, params, rng)
     priority = math.inf if finding else (change / declared if declared > 0 else 0.0)
     return priority, change, finding
 
 
 def _release_screen(mechanism: DPMech, pair: _Pair, params: Eps, rng: np.random.Generator) -> str:
-    """A few vectorised releases per side: non-finite outputs or failures on one side only."""
+    """A few releases per side (8 vectorised, 1 otherwise): non-finite outputs, failures, or releases of another
+    structure (layout or keys) on one side only."""
     status = []
     for data in (pair.first, pair.second):
         try:
             with np.errstate(all="ignore"):
-                sample = np.asarray(_draw(mechanism, data, params, [rng], [8])[0], dtype=np.float64)
-            status.append("non-finite" if not np.all(np.isfinite(sample)) else "finite")
-        except (TypeError, ValueError):
-            status.append("finite")  # non-numeric releases: nothing to screen
+                sample = _draw(mechanism, data, params, [rng], [8 if _is_vectorised(mechanism) else 1])[0]
         except Exception as exc:
-            status.append(f"fails ({type(exc).__name__})")
+            status.append(f"refused before the charge ({type(exc).__name__})")
+            continue
+        status.append(_release_status(sample))
     if status[0] != status[1]:
         return f"releases are {status[0]} on D but {status[1]} on D′"
     return ""
+
+
+def _release_status(sample: np.ndarray | list[Any]) -> str:
+    if isinstance(sample, np.ndarray):
+        finite = sample.dtype.kind not in "fc" or bool(np.all(np.isfinite(sample)))
+        return f"{'finite' if finite else 'non-finite'} of shape {sample.shape[1:]}"
+    layouts = [describe(s) for s in sample]
+    if any(lay.signature.startswith("raised") for lay in layouts):
+        return next(lay.signature for lay in layouts if lay.signature.startswith("raised"))
+    values = [lay.values for lay in layouts if lay.values is not None]
+    finite = all(np.all(np.isfinite(v)) for v in values)
+    keys = sorted({k for lay in layouts for k in lay.keys})
+    shown = f" with keys {', '.join(keys[:3])}{', …' if len(keys) > 3 else ''}" if keys else ""
+    return f"{'finite' if finite else 'non-finite'} {layouts[0].signature}{shown}"
 
 
 # ---- the search --------------------------------------------------------------------------------------------------
@@ -334,7 +506,10 @@ def _release_screen(mechanism: DPMech, pair: _Pair, params: Eps, rng: np.random.
 def _seconds_per_release(mechanism: DPMech, data: Any, params: Eps, rng: np.random.Generator) -> float:
     size = 200 if _is_vectorised(mechanism) else 2
     start = time.perf_counter()
-    _draw(mechanism, data, params, [rng], [size])
+    try:
+        _draw(mechanism, data, params, [rng], [size])
+    except Exception:  # refused before the charge: the pair is not audited, its cost does not matter
+        return 1e-7
     return max((time.perf_counter() - start) / size, 1e-7)
 
 
@@ -361,7 +536,7 @@ def search_audit(
     ----------
     mechanism : DPMech
         The mechanism under test (built-in or user-written), with its sensitivity set.
-    data : array, list, (X, y) tuple, or callable
+    data : array, list, (X, y) tuple, (by, values, unit) table, or callable
         The dataset the neighbours are built from, or ``data(rng) -> dataset`` drawing one (called twice; both
         datasets are searched).
     privacy_params : Eps
@@ -391,17 +566,24 @@ def search_audit(
     Replacement values: the mechanism's public bounds (``lower``/``upper``, ``bounds`` or ``data_norm`` on the
     mechanism or its target) and values beyond them, ±0.0 and subnormals, a record moved by 1e-9 or one ulp or
     negated, huge magnitudes whose squares overflow (1e154, 1e200, ±1e308), offset values (2⁴³ + ½), per row of
-    2-D data (one coordinate or all); label flips for ``(X, y)``; unseen categories and swaps for lists.
+    2-D data (one coordinate or all); label flips for ``(X, y)``; unseen categories and swaps for lists and label
+    arrays. Values the data does not hold come early: beyond the observed range (inside the public bounds if any),
+    an unseen integer inside the range of integer data, a fresh label of the data's own type, and for ``(X, y)`` the
+    declared ``classes`` the data lacks or (without declared classes) a fresh label. A group-by table
+    ``(by, values, unit)`` gets rows moved to fresh or other groups and, with a unit, the person with most rows put
+    in a fresh group on every row. Non-finite values are outside every documented domain and are never tried.
 
     1. *Screen* (grey-box, no samples): ``sensitivity_norm`` on each pair. A change above the declared sensitivity,
-       a non-finite target, a target failing on one side only, or (vectorised mechanisms) a few releases
-       non-finite on one side only puts the pair first; otherwise pairs are ranked by change/sensitivity.
+       a non-finite target, a target failing on one side only, or a few releases (8 vectorised, 1 otherwise) that
+       are non-finite, fail, or differ in layout or keys on one side only puts the pair first; otherwise pairs are
+       ranked by change/sensitivity.
     2. *Explore*: the top ``explore_pairs`` are audited at level 0.05 on their own samples; the result only ranks.
     3. *Confirm*: the top ``confirm_pairs`` by explore ε bound are audited afresh with :func:`audit` at α/m each
        (m = pairs confirmed). Since the pairs were chosen on independent samples, a union bound gives: with
        probability ≥ 1 − α every confirmed bound holds, so a refutation is a valid refutation of the claim.
 
-    :func:`audit` supplies the events, including float-structure events and, for 1-D data, "y is on the
+    :func:`audit` supplies the events, including structural events (layout, keys, a failure after the charge;
+    exact for vectorised mechanisms), float-structure events and, for 1-D data, "y is on the
     interpolation lattice a + u·(b − a) of D's sorted values" events, which catch an output support that depends on
     the data. A passing search proves nothing: it only tried the pairs and events listed.
 
@@ -445,7 +627,8 @@ def search_audit(
 
     datasets = [data(screen_rng), data(screen_rng)] if callable(data) else [data]
     for dataset in datasets:
-        n_records(dataset)  # a clear error for unsupported types
+        # A clear error for unsupported types (a table's values and unit columns may be None).
+        n_records(tuple(c for c in dataset if c is not None) if isinstance(dataset, tuple) else dataset)
     generators = [_candidate_pairs(mechanism, d, replacements) for d in datasets]
 
     # Stage 1: screen, alternating between datasets, within max_pairs and the screening share of the budget.
@@ -463,7 +646,10 @@ def search_audit(
 
     # Stage 2: explore the most promising pairs with lax audits (their results only rank the pairs), within the
     # explore share of the budget (at least two pairs).
-    per_release = _seconds_per_release(mechanism, datasets[0], params, screen_rng)
+    # Timed on both sides of the top pair too: a neighbour can cost much more than the dataset (a person's many fresh
+    # groups, a label set read from the data).
+    timed = [datasets[0]] + ([screened[0][2].first, screened[0][2].second] if screened else [])
+    per_release = max(_seconds_per_release(mechanism, d, params, screen_rng) for d in timed)
     cap = _MAX_VECTORISED_N if _is_vectorised(mechanism) else _MAX_RELEASE_N
     explore = screened[:explore_pairs]
     n_explore = _sample_size(_EXPLORE_SHARE * time_budget, per_release, len(explore), cap // 4)

@@ -1,5 +1,8 @@
-"""The searching auditor over every built-in mechanism, statistic and estimator: none may be refuted (small data,
-bounded time). A failure here is either a privacy bug in the built-in or a false alarm of the auditor: both matter."""
+"""The searching auditor over every built-in release path (mechanisms, every dp.stats function, group-by, each
+estimator and method): none may be refuted (small data, a 2.5-second budget each, about two minutes in all, one seed
+per case so the sweep also tries many seeds). A failure here is either a privacy bug in the built-in or a false alarm
+of the auditor: both matter. The searched neighbours include fresh labels and values, and the audits compare the
+structure of the releases (keys, layout, failures after the charge) as well as their values."""
 
 from __future__ import annotations
 
@@ -10,12 +13,14 @@ import pytest
 
 import diffpriv_py as dp
 from diffpriv_py import estimators
+from diffpriv_py.stats._groupby import GroupBy
 from diffpriv_py.testing import search_audit
 
 EPS = dp.Eps(1.0)
 DEL = dp.Del(1.0, 1e-5)
+DEL_SELECT = dp.Del(1.0, 1e-3)
 N = 40
-BUDGET = 4.0
+BUDGET = 2.5
 
 
 def _unit(n: int = N, d: int | None = None) -> np.ndarray:
@@ -87,14 +92,32 @@ def _cases() -> list[Any]:
         args = (0.5, EPS) if name == "quantile" else (EPS,)
         mech = _stat(getattr(dp.stats, name), *args, data=centred, bounds=(-0.5, 0.5))
         cases.append(pytest.param(f"stats.{name}", mech, centred, EPS, id=f"stats.{name}"))
-    for method in ("ppca", "analyze_gauss", "mod_sulq"):
-        params = EPS if method == "ppca" else DEL
+    X3 = _unit(12, 3) - 0.5
+    for method in ("wishart", "ppca", "analyze_gauss", "mod_sulq"):
+        params = EPS if method in ("wishart", "ppca") else DEL
         cases.append((f"PCA[{method}]", estimators.PCA(1, method=method, data_norm=1.0), X2, params))
+        cases.append((f"PCA[{method},k=2]", estimators.PCA(2, method=method, data_norm=1.0), X3, params))
     for perturbation in ("objective", "output"):
         lr = estimators.LogisticRegression(0.1, perturbation=perturbation, data_norm=1.0, classes=[0, 1])
         cases.append((f"LogisticRegression[{perturbation}]", lr, supervised, EPS))
         svm = estimators.SVM(0.1, perturbation=perturbation, data_norm=1.0, classes=[0, 1])
         cases.append((f"SVM[{perturbation}]", svm, supervised, EPS))
+    three = (supervised[0], np.arange(N) % 3)
+    lr3 = estimators.LogisticRegression(0.1, data_norm=1.0, classes=[0, 1, 2])
+    cases.append(("LogisticRegression[3 classes]", lr3, three, EPS))
+    labels = np.random.default_rng(7).choice(list("abcd"), N)
+    values = _unit()
+    cases += [
+        ("groupby[count, public keys]", GroupBy(keys=tuple("abcd")), labels, EPS),
+        ("groupby[count, private keys]", GroupBy(), labels, DEL_SELECT),
+        (
+            "groupby[mean, var, public keys]",
+            GroupBy(statistics=("mean", "var"), bounds=(0, 1), keys=tuple("abcd")),
+            (labels, values, None),
+            EPS,
+        ),
+        ("groupby[sum, private keys]", GroupBy(statistics=("sum",), bounds=(0, 1)), (labels, values, None), DEL_SELECT),
+    ]
     for method in ("dplloyd", "input_perturbation"):
         cases.append((f"KMeans[{method}]", estimators.KMeans(2, method=method, bounds=(-1, 1), n_iter=2), X2, EPS))
     cases.append(("LinearRegression", estimators.LinearRegression(data_norm=1.0, label_bound=(-1, 1)), linear, DEL))
@@ -103,9 +126,29 @@ def _cases() -> list[Any]:
     return [pytest.param(*c, id=c[0]) if type(c) is tuple else c for c in cases]
 
 
+CASES = _cases()
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "mechanism", "data", "params"), _cases())
+@pytest.mark.parametrize(("name", "mechanism", "data", "params"), CASES)
 def test_search_does_not_refute_built_in(name, mechanism, data, params):
-    """The searching auditor, at a small time budget, does not refute a built-in mechanism's claim."""
-    report = search_audit(mechanism, data, params, rng=11, time_budget=BUDGET)
+    """The searching auditor, at a small time budget, does not refute a built-in mechanism's claim (a seed per case)."""
+    seed = 11 + [c.values[0] for c in CASES].index(name)
+    report = search_audit(mechanism, data, params, rng=seed, time_budget=BUDGET)
     assert report.passed, f"{name}: {report}"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=False,
+    reason="group-by partition selection takes its candidate groups before contribution bounding (issue 23, item 1): "
+    "a person's emptied labels are still offered; this test passes once candidates are only surviving groups",
+)
+def test_search_does_not_refute_group_by_for_a_person_with_many_labels():
+    """A person who owns 2000 rows, each moved to a fresh group of their own (max_groups=1): after bounding at most
+    one of those groups holds anyone, so the others must never be released beyond the claimed δ."""
+    m = 2000
+    by = np.array(["a"] * m + list(np.random.default_rng(0).choice(list("abcd"), N)))
+    unit = np.concatenate([np.zeros(m, dtype=np.int64), np.arange(1, N + 1)])
+    report = search_audit(GroupBy(max_groups=1), (by, None, unit), DEL_SELECT, rng=11, time_budget=10.0)
+    assert report.passed, str(report)
