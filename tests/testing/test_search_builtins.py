@@ -139,11 +139,6 @@ def test_search_does_not_refute_built_in(name, mechanism, data, params):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="group-by partition selection takes its candidate groups before contribution bounding (issue 23, item 1): "
-    "a person's emptied labels are still offered; this test passes once candidates are only surviving groups",
-)
 def test_search_does_not_refute_group_by_for_a_person_with_many_labels():
     """A person who owns 2000 rows, each moved to a fresh group of their own (max_groups=1): after bounding at most
     one of those groups holds anyone, so the others must never be released beyond the claimed δ."""
