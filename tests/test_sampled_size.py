@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import diffpriv_py as dp
@@ -19,6 +18,7 @@ from diffpriv_py._blockwise import n_rows
 from diffpriv_py.estimators import LinearRegression
 from diffpriv_py.exceptions import SensitivityError
 
+pd = pytest.importorskip("pandas")
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 
