@@ -74,7 +74,8 @@ def _sampling_rate(value: SupportsFloat) -> float:
 
 
 def _count(value: Any) -> int:
-    return check_int(value, "count", minimum=1, owner="the privacy event")
+    why = "the composed privacy loss, count times the event's, is exact in floating point only up to 2^53"
+    return check_int(value, "count", minimum=1, maximum=2**53, why=why, owner="the privacy event")
 
 
 @attrs.frozen(kw_only=True)

@@ -431,10 +431,17 @@ def audit(
     check_mechanism_argument(mechanism, "audit")
     params = mechanism.check_privacy_params(privacy_params)
     claim = mechanism.privacy_guarantee(params)
-    n = _default_n(mechanism) if n is None else check_int(n, "n", minimum=1, owner="audit")
+    for name, dataset in (("X", X), ("X_neighbour", X_neighbour)):
+        if dataset is None:
+            raise TypeError(
+                f"The '{name}' argument of audit is None. Pass a dataset: X and X_neighbour are the pair of "
+                "neighbouring datasets the mechanism is released on."
+            )
+    why = "the n samples of both datasets and their event statistics are held in memory at once"
+    n = _default_n(mechanism) if n is None else check_int(n, "n", minimum=1, maximum=10**7, why=why, owner="audit")
     if n < 40:
         raise ValueError(f"n must be at least 40 samples per dataset; got {n}.")
-    seed = secrets.randbits(63) if rng is None else int(rng)
+    seed = secrets.randbits(63) if rng is None else check_int(rng, "rng", minimum=0, owner="audit (a seed)")
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
     n_explore = max(20, n // 4)
     n_confirm = n - n_explore
