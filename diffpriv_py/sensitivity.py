@@ -14,7 +14,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import numpy as np
@@ -23,10 +23,8 @@ from ._datasets import append_record, n_records
 from ._rng import RNGLike, spawn_seeds
 from ._validation import check_in_range, check_int, check_n_jobs, check_size
 from .exceptions import DiffprivWarning, SensitivityError
+from .mechanisms.base import DPMech, check_mechanism
 from .mechanisms.sampling import SensitivitySampling, attached_to
-
-if TYPE_CHECKING:
-    from .mechanisms.base import DPMech
 
 __all__ = ["SamplerPlan", "SensitivitySampling", "plan_sampler", "sample_sensitivity", "sample_sensitivity_manual"]
 
@@ -103,7 +101,7 @@ def plan_sampler(m: int | None = None, gamma: float | None = None) -> SamplerPla
         assert gamma is not None  # for type checkers: one of m, gamma is given (checked above)
         from scipy.special import lambertw
 
-        if gamma < _MIN_GAMMA:  # m would exceed MAX_SAMPLES; far below, rho == gamma in floating point (0 / 0)
+        if gamma < _MIN_GAMMA:  # m would exceed MAX_SAMPLES; far below, rho == gamma in floating point (0/0)
             raise ValueError(
                 f"The 'gamma' parameter of the sensitivity sampler is {gamma!r}: below {_MIN_GAMMA:g}, more than "
                 f"{MAX_SAMPLES:.0e} sampled sensitivities would be needed. Use a larger gamma (e.g. 0.01 needs "
@@ -111,11 +109,7 @@ def plan_sampler(m: int | None = None, gamma: float | None = None) -> SamplerPla
             )
         rho = math.exp(lambertw(-gamma / (2.0 * math.sqrt(math.e)), k=-1).real + 0.5)
         m = math.ceil(math.log(1.0 / rho) / (2.0 * (gamma - rho) ** 2))
-        if m > MAX_SAMPLES:
-            raise ValueError(
-                f"gamma={gamma!r} would need m={m:.3g} sampled sensitivities; at most {MAX_SAMPLES:.0e} are supported. "
-                "Use a larger gamma (e.g. 0.01 needs m = 41971)."
-            )
+        assert m <= MAX_SAMPLES  # m falls as gamma grows, and gamma = _MIN_GAMMA needs m = 99,930,886
     else:
         rho = _rho_for_m(m)
     gamma_lo = _gamma_lo(m, rho)
@@ -294,7 +288,7 @@ def sample_sensitivity_manual(
     state once per call (a regime, a cluster) gives the two fresh records their own states, as in R. The first
     error (a failing target, a non-finite sensitivity) stops the run and cancels the outstanding work.
     """
-    mech._check_samplable()
+    check_mechanism(mech, "mech", owner="the sensitivity sampler")._check_samplable()
     n = _check_n(n)
     m = check_size(m, "m", maximum=MAX_SAMPLES, owner="the sensitivity sampler")
     k = check_int(k, "k", minimum=1, owner="the sensitivity sampler")
@@ -374,7 +368,7 @@ def sample_sensitivity(
     Rubinstein, B. I. P. & Aldà, F. (2017). Pain-free random differential privacy with sensitivity sampling.
     ICML, PMLR 70:2950–2959.
     """
-    mech._check_samplable()
+    check_mechanism(mech, "mech", owner="the sensitivity sampler")._check_samplable()
     plan = plan_sampler(m=m, gamma=gamma)
     if time_budget is not None:
         time_budget = check_in_range(

@@ -379,6 +379,18 @@ class DPMech(abc.ABC):
         return self
 
 
+def check_mechanism(
+    value: Any, name: str, *, owner: str, example: str = "dp.Laplace(target=..., sensitivity=...)"
+) -> DPMech:
+    """Refuse an argument that should be a mechanism but is not a :class:`DPMech`, with a clear TypeError."""
+    if not isinstance(value, DPMech):
+        raise TypeError(
+            f"The '{name}' argument of {owner} must be a mechanism (a DPMech such as {example}). Got {value!r} (type "
+            f"{type(value).__name__})."
+        )
+    return value
+
+
 def _dims(value: SupportsIndex | None) -> int | None:
     return None if value is None else check_size(value, "dims", owner="the mechanism")
 
