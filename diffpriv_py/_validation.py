@@ -94,6 +94,28 @@ def check_int(
     return out
 
 
+MAX_JOBS = 4096
+"""Largest ``n_jobs`` accepted: more workers than any joblib backend can start (joblib itself fails near 10^6)."""
+
+
+def check_n_jobs(value: Any, *, owner: str = "") -> int | None:
+    """``None`` or 1 (in-process), -1 (all cores) or a number of workers up to :data:`MAX_JOBS`, as joblib's
+    ``n_jobs``; bools, floats, strings and 0 are refused (joblib would take ``True`` or ``2.5`` silently)."""
+    if value is None:
+        return None
+    where = f" of {owner}" if owner else ""
+    rule = "must be None, -1 (all cores) or a positive integer number of workers"
+    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"The 'n_jobs' parameter{where} {rule}. Got {_describe(value)}.")
+    out = int(value)
+    if out == -1 or 1 <= out <= MAX_JOBS:
+        return out
+    raise ValueError(
+        f"The 'n_jobs' parameter{where} {rule}, at most {MAX_JOBS} (more workers than any machine runs). Got {out}. "
+        "Pass n_jobs=-1 to use every core."
+    )
+
+
 _Option = TypeVar("_Option", bound=str)
 
 

@@ -391,6 +391,10 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         data = datasets.load_dataset(args.dataset)
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     models = None if args.models is None else [m for m in args.models.split(",") if m.strip()]
+    if models == []:
+        raise CLIError(
+            f"--models names no model (got {args.models!r}); pass comma-separated names, e.g. --models knn,svm"
+        )
     evaluation._resolve_models(models, args.privatisation, data.task)  # fail before any output if unavailable
     if args.plot:  # the plots are drawn after the study: find a missing matplotlib before it starts
         try:

@@ -153,10 +153,13 @@ def _numeric_columns(frame: pd.DataFrame) -> list[Any]:
             f"DataFrame.private needs unique column names; the frame has duplicated columns {duplicated!r}. Rename "
             "them (e.g. frame.columns = [...]) so every statistic and bound names one column."
         )
+    # Real numbers only: booleans are not quantities, and complex values have no order to clip or bound.
     return [
         c
         for c in frame.columns
-        if pd.api.types.is_numeric_dtype(frame[c].dtype) and not pd.api.types.is_bool_dtype(frame[c].dtype)
+        if pd.api.types.is_numeric_dtype(frame[c].dtype)
+        and not pd.api.types.is_bool_dtype(frame[c].dtype)
+        and not pd.api.types.is_complex_dtype(frame[c].dtype)
     ]
 
 
@@ -210,7 +213,7 @@ class PrivateFrameAccessor:
     def _matrix(self, bounds: Any, who: str) -> tuple[np.ndarray, list[Any], tuple[np.ndarray, np.ndarray]]:
         columns = _numeric_columns(self._frame)
         if not columns:
-            raise TypeError(f"{who} found no numeric (non-boolean) columns in the frame.")
+            raise TypeError(f"{who} found no real numeric (non-boolean, non-complex) columns in the frame.")
         values = self._frame[columns].to_numpy(dtype=np.float64, na_value=np.nan)
         return values, columns, _checked_bounds(bounds, columns, who)
 
@@ -442,8 +445,9 @@ class PrivateFrameAccessor:
         bad = [c for c in columns if c not in set(_numeric_columns(frame))]
         if bad:
             raise TypeError(
-                f"{who} adds noise to numeric columns only; {bad} are not numeric (or boolean). Passing them through "
-                "would release them unprotected: select the numeric ones first, e.g. df.select_dtypes('number')."
+                f"{who} adds noise to real numeric columns only; {bad} are not (or are boolean or complex). Passing "
+                "them through would release them unprotected: select the real numeric ones first, e.g. "
+                "df.select_dtypes('number') without complex columns."
             )
         if frame.shape[0] == 0:
             raise ValueError(f"{who} needs at least one row.")

@@ -6,6 +6,7 @@ from typing import Any
 
 from ._rng import RNGLike
 from .mechanisms import Bernstein, DPMech, Exponential, Gaussian, Laplace
+from .mechanisms.base import check_mechanism
 from .privacy import Del, Eps, Gam
 from .response import Response
 
@@ -33,12 +34,7 @@ DPMechBernstein = Bernstein
 
 
 def _mechanism(value: Any, name: str, function: str) -> DPMech:
-    if not isinstance(value, DPMech):
-        raise TypeError(
-            f"The '{name}' argument of {function} must be a mechanism (a DPMech such as DPMechLaplace(...)). Got "
-            f"{value!r} (type {type(value).__name__})."
-        )
-    return value
+    return check_mechanism(value, name, owner=function, example="DPMechLaplace(...)")
 
 
 def releaseResponse(mechanism: DPMech, privacyParams: Eps, X: Any, *, rng: RNGLike = None) -> Response:

@@ -14,19 +14,17 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import numpy as np
 
 from ._datasets import append_record, n_records
 from ._rng import RNGLike, spawn_seeds
-from ._validation import check_in_range, check_int, check_size
+from ._validation import check_in_range, check_int, check_n_jobs, check_size
 from .exceptions import DiffprivWarning, SensitivityError
+from .mechanisms.base import DPMech, check_mechanism
 from .mechanisms.sampling import SensitivitySampling, attached_to
-
-if TYPE_CHECKING:
-    from .mechanisms.base import DPMech
 
 __all__ = ["SamplerPlan", "SensitivitySampling", "plan_sampler", "sample_sensitivity", "sample_sensitivity_manual"]
 
@@ -34,6 +32,12 @@ logger = logging.getLogger("diffpriv_py")
 
 MAX_SAMPLES = 10**8
 """Largest number of sampled sensitivities: more would take days of target evaluations (and 800 MB to hold)."""
+
+_MIN_GAMMA = 2.5e-4
+"""Smallest γ the sampler can plan for: γ = ρ + √(ln(1/ρ)/(2m)) at m = MAX_SAMPLES is 2.4992e-4."""
+
+MAX_N = 10**8
+"""Largest dataset size the sampler accepts: every sampled pair asks the oracle for n records (800 MB of float64)."""
 
 CHUNKS = 64
 """Number of work chunks a sampling run is split into (independent of ``n_jobs``, so results do not depend on it)."""
@@ -97,13 +101,15 @@ def plan_sampler(m: int | None = None, gamma: float | None = None) -> SamplerPla
         assert gamma is not None  # for type checkers: one of m, gamma is given (checked above)
         from scipy.special import lambertw
 
+        if gamma < _MIN_GAMMA:  # m would exceed MAX_SAMPLES; far below, rho == gamma in floating point (0/0)
+            raise ValueError(
+                f"The 'gamma' parameter of the sensitivity sampler is {gamma!r}: below {_MIN_GAMMA:g}, more than "
+                f"{MAX_SAMPLES:.0e} sampled sensitivities would be needed. Use a larger gamma (e.g. 0.01 needs "
+                "m = 41971)."
+            )
         rho = math.exp(lambertw(-gamma / (2.0 * math.sqrt(math.e)), k=-1).real + 0.5)
         m = math.ceil(math.log(1.0 / rho) / (2.0 * (gamma - rho) ** 2))
-        if m > MAX_SAMPLES:
-            raise ValueError(
-                f"gamma={gamma!r} would need m={m:.3g} sampled sensitivities; at most {MAX_SAMPLES:.0e} are supported. "
-                "Use a larger gamma (e.g. 0.01 needs m = 41971)."
-            )
+        assert m <= MAX_SAMPLES  # m falls as gamma grows, and gamma = _MIN_GAMMA needs m = 99,930,886
     else:
         rho = _rho_for_m(m)
     gamma_lo = _gamma_lo(m, rho)
@@ -282,16 +288,22 @@ def sample_sensitivity_manual(
     state once per call (a regime, a cluster) gives the two fresh records their own states, as in R. The first
     error (a failing target, a non-finite sensitivity) stops the run and cancels the outstanding work.
     """
-    mech._check_samplable()
-    n = check_int(n, "n", minimum=1, owner="the sensitivity sampler")
+    check_mechanism(mech, "mech", owner="the sensitivity sampler")._check_samplable()
+    n = _check_n(n)
     m = check_size(m, "m", maximum=MAX_SAMPLES, owner="the sensitivity sampler")
     k = check_int(k, "k", minimum=1, owner="the sensitivity sampler")
+    n_jobs = check_n_jobs(n_jobs, owner="the sensitivity sampler")
     if k > m:
         raise ValueError(f"The order statistic index k is not in {{1,...,m}}: k={k}, m={m}.")
     mech, sampled = _sample(mech, oracle, n, m, rng=rng, n_jobs=n_jobs, progress=progress)
     # A user's own γ on a plain mechanism is kept (R parity); a derived sensitivity's γ is only ever the sampler's.
     gamma = None if mech.sensitivity_is_derived else mech.gamma_sensitivity
     return _with_sampling(mech, SensitivitySampling(n, m, k, gamma, _order_statistic(sampled, k)))
+
+
+def _check_n(n: Any) -> int:
+    why = "each sampled pair asks the oracle for n records; a larger dataset cannot be sampled in memory"
+    return check_int(n, "n", minimum=1, maximum=MAX_N, why=why, owner="the sensitivity sampler")
 
 
 def _with_sampling(mech: DPMech, record: SensitivitySampling) -> DPMech:
@@ -356,13 +368,14 @@ def sample_sensitivity(
     Rubinstein, B. I. P. & Aldà, F. (2017). Pain-free random differential privacy with sensitivity sampling.
     ICML, PMLR 70:2950–2959.
     """
-    mech._check_samplable()
+    check_mechanism(mech, "mech", owner="the sensitivity sampler")._check_samplable()
     plan = plan_sampler(m=m, gamma=gamma)
     if time_budget is not None:
         time_budget = check_in_range(
             time_budget, "time_budget", 0.0, math.inf, low_closed=False, high_closed=False, owner="the sampler"
         )
-    n = check_int(n, "n", minimum=1, owner="the sensitivity sampler")
+    n = _check_n(n)
+    n_jobs = check_n_jobs(n_jobs, owner="the sensitivity sampler")
     logger.info("Sampling sensitivity with m=%d gamma=%g k=%d", plan.m, plan.gamma, plan.k)
     probed, sampled = _sample(
         mech, oracle, n, plan.m, rng=rng, n_jobs=n_jobs, progress=progress, time_budget=time_budget

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 import math
 
-from .._validation import check_in_range, check_int, refuse_subnormal
-from ._events import Relation, SubsampledGaussianEvent
+from .._validation import check_in_range, refuse_subnormal
+from ._events import Relation, SubsampledGaussianEvent, check_count
 from ._pld import ComposedPLD, LossRangeError
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, rdp_sampled_gaussian
 
@@ -88,7 +88,7 @@ def dpsgd_epsilon(
     q = check_in_range(
         sampling_rate, "sampling_rate", 0.0, 1.0, low_closed=False, high_closed=True, owner="dpsgd_epsilon"
     )
-    t = check_int(steps, "steps", minimum=1, owner="dpsgd_epsilon")
+    t = check_count(steps, "steps", owner="dpsgd_epsilon")
     d = check_in_range(delta, "delta", 0.0, 1.0, low_closed=False, high_closed=False, owner="dpsgd_epsilon")
     refuse_subnormal(d, "delta", owner="dpsgd_epsilon")
     refuse_subnormal(q, "sampling_rate", owner="dpsgd_epsilon")
@@ -165,7 +165,7 @@ def noise_multiplier_for(
         sampling_rate, "sampling_rate", 0.0, 1.0, low_closed=False, high_closed=True, owner="noise_multiplier_for"
     )
     refuse_subnormal(q, "sampling_rate", owner="noise_multiplier_for")
-    t = check_int(steps, "steps", minimum=1, owner="noise_multiplier_for")
+    t = check_count(steps, "steps", owner="noise_multiplier_for")
     r = check_in_range(
         rtol,
         "rtol",

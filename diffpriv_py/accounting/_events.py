@@ -73,8 +73,19 @@ def _sampling_rate(value: SupportsFloat) -> float:
     )
 
 
+MAX_COUNT = 2**53
+"""Most compositions of one event: the composed privacy loss, count times the event's, is exact in floating point
+only up to 2^53 (a count above it is a typo or an overflow, not a training run)."""
+
+
+def check_count(value: Any, name: str = "count", *, owner: str = "the privacy event") -> int:
+    """A number of compositions (``count``, DP-SGD's ``steps``): an integer in [1, :data:`MAX_COUNT`]."""
+    why = "the composed privacy loss, count times the event's, is exact in floating point only up to 2^53"
+    return check_int(value, name, minimum=1, maximum=MAX_COUNT, why=why, owner=owner)
+
+
 def _count(value: Any) -> int:
-    return check_int(value, "count", minimum=1, owner="the privacy event")
+    return check_count(value)
 
 
 @attrs.frozen(kw_only=True)

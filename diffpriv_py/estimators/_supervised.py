@@ -149,8 +149,11 @@ def public_labels(y: np.ndarray, classes: Classes, *, owner: str) -> np.ndarray:
     try:
         labels: np.ndarray = np.unique(y)
     except TypeError as err:  # labels of mixed, unordered types
+        kinds = sorted({type(label).__name__ for label in y.ravel().tolist()})
         raise TypeError(
-            f"The labels in y cannot be ordered ({err}); pass classes=[...] with every possible label."
+            f"The labels 'y' of {owner} mix types that cannot be ordered ({', '.join(kinds)}), so the labels present "
+            "in y have no public order for classes='observed'. Pass classes=[...] with every possible label, or "
+            "labels of one type."
         ) from err
     if labels.size < 2:
         raise ValueError(

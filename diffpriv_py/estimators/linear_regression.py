@@ -16,6 +16,7 @@ import attrs
 import numpy as np
 
 from .._blockwise import first_block, is_out_of_core, map_reduce, n_rows
+from .._datasets import as_array
 from .._fixed_point import UNIT_ROUNDOFF, clip_rows_to_norm, grid_rows, record_bits
 from .._validation import check_in_range
 from ..exceptions import TargetOutputError
@@ -142,7 +143,7 @@ def _public_form(data: Any) -> tuple[np.ndarray, np.ndarray]:
             "LinearRegression needs a supervised dataset: pass the tuple (X, y) with X of shape (n, d) and y of "
             f"shape (n,) or (n, t). Got {type(data).__name__}."
         )
-    X, y = np.asarray(data[0]), np.asarray(data[1])
+    X, y = as_array(data[0], "X", owner="LinearRegression"), as_array(data[1], "y", owner="LinearRegression")
     if X.dtype.kind not in "biuf" or X.ndim != 2:
         raise TypeError(
             f"LinearRegression needs X as a 2-D numeric array (one record per row). Got shape {X.shape}, dtype "

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._blockwise import declared_rows
 from .._rng import RNGLike, as_generator
-from .._validation import check_in_range, check_int, refuse_masked
+from .._validation import check_in_range, check_int, check_size, refuse_masked
 from ..exceptions import SensitivityError, TargetOutputError
 from ..privacy import Eps
 from ..response import Response
@@ -379,8 +379,20 @@ class DPMech(abc.ABC):
         return self
 
 
+def check_mechanism(
+    value: Any, name: str, *, owner: str, example: str = "dp.Laplace(target=..., sensitivity=...)"
+) -> DPMech:
+    """Refuse an argument that should be a mechanism but is not a :class:`DPMech`, with a clear TypeError."""
+    if not isinstance(value, DPMech):
+        raise TypeError(
+            f"The '{name}' argument of {owner} must be a mechanism (a DPMech such as {example}). Got {value!r} (type "
+            f"{type(value).__name__})."
+        )
+    return value
+
+
 def _dims(value: SupportsIndex | None) -> int | None:
-    return None if value is None else check_int(value, "dims", minimum=1, owner="the mechanism")
+    return None if value is None else check_size(value, "dims", owner="the mechanism")
 
 
 @attrs.frozen(kw_only=True)
@@ -423,6 +435,11 @@ class NumericMech(DPMech):
             if (self.dims is None or self.dims == 1) and math.isfinite(output):
                 return values
         else:
+            if isinstance(output, np.ma.MaskedArray):  # np.asarray would drop the mask and release masked values
+                raise TargetOutputError(
+                    f"Non-private target output is a numpy masked array: {type(self).__name__} would release its "
+                    "masked values too. Return output.compressed() or output.filled(value) from the target."
+                )
             values = np.asarray(output)
         if values.dtype.kind not in "biuf":
             raise TargetOutputError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import ItemsView, KeysView, Sequence, Set, ValuesView
 from typing import Any
 
@@ -86,6 +87,25 @@ def _check_base_measure(instance: Any, attribute: attrs.Attribute[Any], value: t
         )
 
 
+def _real_scores(raw: Any) -> np.ndarray:
+    """The scores as float64; strings, complex numbers and other non-real values are refused, never parsed."""
+    try:
+        scores = np.asarray(raw)
+    except (ValueError, TypeError):  # ragged: numpy cannot even form the array
+        scores = np.asarray(raw, dtype=object)
+    kind = scores.dtype.kind
+    if kind == "O" and scores.ndim == 1 and all(isinstance(v, numbers.Real) for v in scores):
+        kind = "f"  # e.g. Python ints beyond int64: real numbers all the same
+    if kind not in "biuf":
+        values = raw if isinstance(raw, list) else (scores.ravel() if scores.ndim else [scores.item()])
+        bad = next((v for v in values if not isinstance(v, numbers.Real)), scores)
+        raise TargetOutputError(
+            f"The score function of Exponential must return real numbers (one float score per candidate); it "
+            f"returned {bad!r} (type {type(bad).__name__}). Return float(score) from it."
+        )
+    return scores.astype(np.float64, copy=False)
+
+
 @attrs.frozen(kw_only=True)
 class Exponential(DPMech):
     """Select one response with probability ∝ exp(ε·score/(2Δ)) (R: ``DPMechExponential``).
@@ -158,9 +178,9 @@ class Exponential(DPMech):
             )
         n = len(self.response_set)
         if self.vectorized:
-            scores = np.asarray(output(list(self.response_set)), dtype=np.float64)
+            scores = _real_scores(output(list(self.response_set)))
         else:
-            scores = np.fromiter((output(r) for r in self.response_set), dtype=np.float64, count=n)
+            scores = _real_scores([output(r) for r in self.response_set])
         if scores.shape != (n,):
             raise TargetOutputError(
                 f"The score function returned {scores.size} scores for {n} candidate responses; return exactly one "

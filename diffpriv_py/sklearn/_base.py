@@ -210,8 +210,17 @@ class DPClassifier(ClassifierMixin, DPEstimator):
             return X, y
         # classes="observed" declares the labels found in y the public label set, so their kind and number are
         # public too (scikit-learn's refusal of continuous labels, and of a single class, come before the charge).
-        check_classification_targets(y)
-        if np.unique(y).size < 2:
+        try:
+            check_classification_targets(y)
+            n_classes = np.unique(y).size
+        except TypeError as err:  # labels of mixed, unordered types (numbers and strings, None among ints)
+            kinds = sorted({type(label).__name__ for label in np.asarray(y, dtype=object).ravel().tolist()})
+            raise TypeError(
+                f"The labels 'y' of {type(self).__name__} mix types that cannot be ordered ({', '.join(kinds)}), so "
+                "the labels present in y have no public order for classes='observed'. Pass classes=[...] with every "
+                "possible label, or labels of one type."
+            ) from err
+        if n_classes < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least two classes, but y has one class only. Pass classes= with "
                 "every possible label (the public label set), or labels of two classes or more."

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._datasets import n_records
 from .._validation import check_in_range, check_int
-from ..mechanisms.base import DPMech, NumericMech
+from ..mechanisms.base import DPMech, NumericMech, check_mechanism
 from ..privacy import Eps
 from ._stats import clopper_pearson_lower, clopper_pearson_upper
 from ._structure import Layout, Raised, describe
@@ -111,16 +111,6 @@ class AuditReport:
         )
 
 
-def check_mechanism_argument(mechanism: Any, owner: str) -> DPMech:
-    """Refuse a ``mechanism`` argument that is not a :class:`~diffpriv_py.DPMech` with a clear TypeError."""
-    if not isinstance(mechanism, DPMech):
-        raise TypeError(
-            f"The 'mechanism' argument of {owner} must be a diffpriv_py mechanism (a DPMech instance such as "
-            f"dp.Laplace(target=..., sensitivity=...)). Got {mechanism!r} (type {type(mechanism).__name__})."
-        )
-    return mechanism
-
-
 # ---- grey-box sensitivity check --------------------------------------------------------------------------------
 
 
@@ -165,7 +155,7 @@ def check_sensitivity(mechanism: DPMech, X: Any, X_neighbour: Any, *, rtol: floa
         rtol, "rtol", 0.0, math.inf, low_closed=True, high_closed=False, owner="check_sensitivity",
         fix="Pass a small relative tolerance such as the default 1e-9.",
     )  # fmt: skip
-    check_mechanism_argument(mechanism, "check_sensitivity")
+    check_mechanism(mechanism, "mechanism", owner="check_sensitivity")
     observed = mechanism.sensitivity_norm(X, X_neighbour)
     declared = mechanism.sensitivity
     if not observed <= declared * (1 + tolerance):
@@ -620,13 +610,20 @@ def audit(
     """
     if not (isinstance(alpha, float | int) and not isinstance(alpha, bool) and 0 < alpha < 1):
         raise ValueError(f"alpha must be a probability in (0, 1); got {alpha!r}.")
-    check_mechanism_argument(mechanism, "audit")
+    check_mechanism(mechanism, "mechanism", owner="audit")
     params = mechanism.check_privacy_params(privacy_params)
     claim = mechanism.privacy_guarantee(params)
-    n = _default_n(mechanism) if n is None else check_int(n, "n", minimum=1, owner="audit")
+    for name, dataset in (("X", X), ("X_neighbour", X_neighbour)):
+        if dataset is None:
+            raise TypeError(
+                f"The '{name}' argument of audit is None. Pass a dataset: X and X_neighbour are the pair of "
+                "neighbouring datasets the mechanism is released on."
+            )
+    why = "the n samples of both datasets and their event statistics are held in memory at once"
+    n = _default_n(mechanism) if n is None else check_int(n, "n", minimum=1, maximum=10**7, why=why, owner="audit")
     if n < 40:
         raise ValueError(f"n must be at least 40 samples per dataset; got {n}.")
-    seed = secrets.randbits(63) if rng is None else int(rng)
+    seed = secrets.randbits(63) if rng is None else check_int(rng, "rng", minimum=0, owner="audit (a seed)")
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)]
     n_explore = max(20, n // 4)
     n_confirm = n - n_explore

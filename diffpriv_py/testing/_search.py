@@ -20,9 +20,9 @@ import attrs
 import numpy as np
 
 from .._datasets import n_records
-from ..mechanisms.base import DPMech
+from ..mechanisms.base import DPMech, check_mechanism
 from ..privacy import Eps
-from ._audit import AuditReport, _draw, _hashable, _is_vectorised, audit, check_mechanism_argument
+from ._audit import AuditReport, _draw, _hashable, _is_vectorised, audit
 from ._structure import describe
 from ._support import public_bounds
 
@@ -617,7 +617,7 @@ def search_audit(
             f"replacements must be a sequence of replacement records (scalars for 1-D data, rows for 2-D, items for "
             f"lists) or None; got {replacements!r}. Pass e.g. replacements=[0.0, 1.0]."
         )
-    check_mechanism_argument(mechanism, "search_audit")
+    check_mechanism(mechanism, "mechanism", owner="search_audit")
     params = mechanism.check_privacy_params(privacy_params)
     seed = secrets.randbits(63) if rng is None else int(rng)
     # Independent streams per stage, so the confirm samples never influenced which pairs were chosen.
