@@ -9,7 +9,7 @@ mechanism for quantiles) under replace-one neighbours, and returns the private v
 from ._groupby import GroupBy, groupby
 from ._histogram import HistogramTarget, histogram
 from ._moments import ClippedStatistic, CovarianceTarget, count, covariance, mean, std, sum, var
-from ._quantile import Quantile, candidate_grid, median, quantile
+from ._quantile import Quantile, candidate_grid, default_n_candidates, median, quantile
 
 __all__ = [
     "ClippedStatistic",
@@ -20,6 +20,7 @@ __all__ = [
     "candidate_grid",
     "count",
     "covariance",
+    "default_n_candidates",
     "groupby",
     "histogram",
     "mean",

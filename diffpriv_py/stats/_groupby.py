@@ -33,7 +33,7 @@ from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
 from ..mechanisms.base import DPMech, NumericMech, _callable_target, _sensitivity
 from ..privacy import Del, Eps
 from ._common import MECHANISMS, MechanismName, check_bounds, check_choice
-from ._quantile import DEFAULT_CANDIDATES, _cached_grid, _draw_candidates_grouped, _GroupedCells, _n_candidates
+from ._quantile import _cached_grid, _draw_candidates_grouped, _GroupedCells, _n_candidates, default_n_candidates
 from ._quantile import _quantiles as _quantile_levels
 
 __all__ = ["GROUPBY_STATISTICS", "GroupBy", "GroupByResult", "groupby"]
@@ -178,8 +178,11 @@ class GroupBy(DPMech):
         Level of the error bars reported with every value.
     quantiles : sequence of float, default ()
         Quantile levels to release per group (each gets an equal share of ε, like the noised vectors).
-    n_candidates : int, default 1025
-        Points of the public grid between the bounds that quantiles are drawn from.
+    n_candidates : int, optional
+        Points of the public grid between the bounds that quantiles are drawn from. Default: sized at release from
+        public numbers, :func:`~diffpriv_py.stats.default_n_candidates` of n_people·R values, ε per level and rank
+        sensitivity 2GR (1025 up to 2²² + 1 points), so at large groups the privacy noise, not the step, sets the
+        error. The number of people is public, so neighbours draw from the same grid.
 
     Notes
     -----
@@ -268,7 +271,7 @@ class GroupBy(DPMech):
     noise: str = attrs.field(default="laplace")
     alpha: float = attrs.field(default=0.05)
     quantiles: tuple[float, ...] = attrs.field(default=(), converter=_levels)
-    n_candidates: int = attrs.field(default=DEFAULT_CANDIDATES, converter=_n_candidates)
+    n_candidates: int | None = attrs.field(default=None, converter=attrs.converters.optional(_n_candidates))
 
     def __attrs_post_init__(self) -> None:
         check_choice(self.noise, "noise", MECHANISMS, who="dp.stats.groupby")
@@ -518,7 +521,7 @@ class GroupBy(DPMech):
             # A fixed-width string dtype is as wide as the longest label of the column, released or not: rebuilt from
             # the released labels alone, so the result's dtype says nothing about the groups that were not released.
             keys = np.array(keys.tolist(), dtype=keys.dtype.kind)
-        return self._aggregate(keys, row_slot, values, released.size, parts, n_people, rng)
+        return self._sized(n_people, parts)._aggregate(keys, row_slot, values, released.size, parts, n_people, rng)
 
     def _block_sums(self, block: Any, row_slot: np.ndarray, k: int) -> dict[str, Any]:
         """Exact integer per-group sums of one block ``(values, original row numbers)`` (Python-int arrays), and for
@@ -541,8 +544,19 @@ class GroupBy(DPMech):
             sums["cells"] = _GroupedCells.of(codes, x, k, self._quantile_grid())
         return sums
 
+    def _sized(self, n_people: int, parts: list[Eps]) -> GroupBy:
+        """This release's mechanism with its quantile grid fixed: ``n_candidates`` if given, else sized from public
+        numbers alone by :func:`~diffpriv_py.stats.default_n_candidates` (a group holds at most n_people·R values,
+        one level's draw has ε_q = ``parts[-1].epsilon`` and rank sensitivity 2GR)."""
+        if self.n_candidates is not None or not self.quantiles:
+            return self
+        reach = self.max_groups * self.max_rows
+        size = default_n_candidates(n_people * self.max_rows, parts[-1].epsilon, 2.0 * reach)
+        return attrs.evolve(self, n_candidates=size)
+
     def _quantile_grid(self) -> np.ndarray:
-        assert self.bounds is not None  # for type checkers: quantiles need bounds (checked at construction)
+        # For type checkers: quantiles need bounds (checked at construction) and a grid size (fixed by _sized).
+        assert self.bounds is not None and self.n_candidates is not None
         return _cached_grid(self.bounds[0], self.bounds[1], self.n_candidates)
 
     def _exact_sums(self, row_slot: np.ndarray, values: Any, k: int) -> tuple[dict[str, np.ndarray], Any]:
@@ -627,7 +641,8 @@ class GroupBy(DPMech):
         probabilities, computed by the same float operations, as the one-column quantile's sampler on the dense
         scores.
         """
-        grid = self._quantile_grid()
+        grid, grid_size = self._quantile_grid(), self.n_candidates
+        assert grid_size is not None  # fixed by _sized before the release reads the data
         out: dict[str, np.ndarray] = {}
         acc: dict[str, np.ndarray] = {}
         group_ptr, points, less, at_most, n = cells.rank_points()
@@ -642,7 +657,7 @@ class GroupBy(DPMech):
             )
             name = f"q{q:g}"
             out[name] = drawn
-            acc[name] = np.full(k, math.log(self.n_candidates / self.alpha) / scale)
+            acc[name] = np.full(k, math.log(grid_size / self.alpha) / scale)
         return out, acc
 
     def _mechanism(self, m: _Measurement, k: int, n_people: int) -> NumericMech:
@@ -919,7 +934,8 @@ def groupby(
         Any of "count", "sum", "mean", "var", "std".
     quantiles : float or sequence of float, optional
         Quantile levels q ∈ [0, 1] to release per group (columns ``q0.5`` …): a point of the public grid of
-        ``n_candidates`` (1025) points between the bounds, drawn by the exponential mechanism; its error bar
+        points between the bounds (sized from the number of people and ε, see :class:`GroupBy`), drawn by the
+        exponential mechanism; its error bar
         ``q0.5_rank_accuracy`` is in ranks (how many values would have to move), see :class:`GroupBy`.
     bounds : (lower, upper), optional
         Public clipping bounds of the values (required for value statistics).

@@ -30,7 +30,15 @@ from ._common import (
     nan_error,
 )
 
-__all__ = ["DEFAULT_CANDIDATES", "GridCounts", "Quantile", "candidate_grid", "median", "quantile"]
+__all__ = [
+    "DEFAULT_CANDIDATES",
+    "GridCounts",
+    "Quantile",
+    "candidate_grid",
+    "default_n_candidates",
+    "median",
+    "quantile",
+]
 
 
 def _as_values(data: Any) -> Any:
@@ -60,9 +68,12 @@ def _bound_tuple(value: Any) -> tuple[float, ...]:
 
 
 DEFAULT_CANDIDATES = 1025
-"""Default number of grid points between the bounds: 2¹⁰ + 1, a step of (upper − lower)/1024."""
+"""Coarsest default grid: 2¹⁰ + 1 points, a step of (upper − lower)/1024 (see :func:`default_n_candidates`)."""
 
 _MAX_CANDIDATES = 1 << 24
+
+_MAX_DEFAULT_CANDIDATES = (1 << 22) + 1
+"""Finest default grid: 2²² + 1 points (a step of (upper − lower)/4194304; about 100 MB of counts and scores)."""
 
 _BLOCK = 1 << 16
 """Values counted per block: the block's temporaries stay in cache (about 150 blocks for 10⁷ values)."""
@@ -77,6 +88,43 @@ def _n_candidates(value: Any) -> int:
             "resolves (upper − lower)/10⁶."
         )
     return m
+
+
+def default_n_candidates(n_values: int, epsilon: float, sensitivity: float = 1.0) -> int:
+    """The default grid size of a quantile release: fine enough that the step is not what limits the accuracy.
+
+    Parameters
+    ----------
+    n_values : int
+        Public number of values the release ranks (the number of records, NaN included, for one column; a public
+        upper bound on it otherwise).
+    epsilon : float
+        The ε of one draw (the release's ε divided by the number of levels and columns).
+    sensitivity : float, default 1
+        The rank utility's sensitivity Δ.
+
+    Returns
+    -------
+    int
+        m = 2ᵏ + 1 with 2ᵏ the smallest power of two ≥ n·ε/Δ, clamped to k ∈ [10, 22]: 1025 (the former fixed
+        default) for n·ε/Δ ≤ 1024, 2²² + 1 at most.
+
+    Notes
+    -----
+    The exponential mechanism's rank error is about 2Δ/ε ranks, whatever the grid; for values spread over the bounds
+    one rank is (upper − lower)/n, so the privacy error is about 2Δ·(upper − lower)/(ε·n) in value units. The step
+    (upper − lower)/2ᵏ ≤ Δ·(upper − lower)/(ε·n) is at most half of it. The size is a function of public numbers
+    only (n, ε, Δ), so the grid, and the set of possible outputs, does not depend on the data. A finer grid than
+    needed costs little: runs of candidates with no value between them are drawn as one (the cost of a draw is
+    O(min(m, 2n))), and the worst-case rank error bound grows with ln m only.
+    """
+    target = n_values * epsilon / sensitivity
+    if not target > 1 << 10:
+        return DEFAULT_CANDIDATES
+    if target >= 1 << 22:  # also ε = inf
+        return _MAX_DEFAULT_CANDIDATES
+    mantissa, exponent = math.frexp(target)  # target = mantissa·2^exponent, mantissa ∈ [0.5, 1)
+    return (1 << (exponent - 1 if mantissa == 0.5 else exponent)) + 1
 
 
 def candidate_grid(lower: float, upper: float, n_candidates: int = DEFAULT_CANDIDATES) -> np.ndarray:
@@ -224,6 +272,8 @@ class Quantile(DPMech):
         column for 2-D data).
     n_candidates : int, default 1025
         Number of grid points per column, bounds included: the resolution is (upper − lower)/(n_candidates − 1).
+        :func:`quantile` and :func:`median` size it to the problem by default (:func:`default_n_candidates`); this
+        class takes it as given, since its target's number of values need not be public.
     target : callable, default identity
         Maps the dataset to its values: a 1-D array, or a 2-D array whose columns are released separately.
     sensitivity : float, default 1
@@ -533,7 +583,7 @@ def quantile(
     accountant: Any = None,
     full_response: bool = False,
     keepdims: bool = False,
-    n_candidates: int = DEFAULT_CANDIDATES,
+    n_candidates: int | None = None,
 ) -> Any:
     """Differentially private quantile(s) of bounded data (exponential mechanism over a public grid).
 
@@ -558,11 +608,14 @@ def quantile(
         As in :func:`diffpriv_py.stats.mean`.
     keepdims : bool, default False
         As in ``numpy.quantile``: keep the reduced axes with length one (the levels' axis, if any, stays first).
-    n_candidates : int, default 1025
+    n_candidates : int, optional
         The resolution: every output is one of ``n_candidates`` evenly spaced public points from the lower to the
-        upper bound (:func:`candidate_grid`), so the step is (upper − lower)/(n_candidates − 1), 1/1024 of the
-        width by default. A finer grid costs a little more per level (the scores of every candidate are computed
-        and drawn over) and a slightly wider spread at small n·ε; a coarser one rounds the answer to its step.
+        upper bound (:func:`candidate_grid`), so the step is (upper − lower)/(n_candidates − 1). Default: sized to
+        the problem by :func:`default_n_candidates` from the public number of records n, ε and the number of levels
+        and columns, 2ᵏ + 1 points with 2ᵏ ≥ n·ε′/Δ (ε′ = ε per level and column, Δ = 1, or d pooled), at least
+        1025 and at most 2²² + 1: the step stays below half the privacy error for data spread over the bounds, so
+        at large n·ε the error is set by the privacy noise, not by the grid. An explicit value fixes the grid (the
+        same draws for a seed as before this default existed); a coarser one rounds the answer to its step.
 
     Returns
     -------
@@ -574,6 +627,9 @@ def quantile(
     -----
     ε-DP under replace-one neighbours; see :class:`Quantile` for the mechanism and its proof (McSherry & Talwar
     2007). The output is always a point of the public grid, never a value that depends on the data's doubles.
+    The default grid's size depends on the number of records n (rows, NaN included), ε, the number of levels and
+    the shape: neighbours under replace-one have the same n and shape, so both draw from the same grid, and the
+    proof of :class:`Quantile` applies to it unchanged (the grid is fixed before the data are read).
     Cost: one counting pass over the data (no sort), then O(n_candidates) per level and column.
 
     Examples
@@ -599,7 +655,15 @@ def quantile(
     ax = check_axis(axis, data.ndim, who=who, allowed=(None, 0))
     two_d = data.ndim == 2
     lo, hi = check_bounds(bounds, data.shape[1] if two_d else None, who=who)
-    if two_d and ax is None:
+    if n_candidates is not None:
+        n_candidates = _n_candidates(n_candidates)
+    pooled = two_d and ax is None
+    if n_candidates is None:
+        # The number of records is public under replace-one neighbours; ε, the levels and the columns are public.
+        columns = data.shape[1] if two_d else 1
+        n_values, draws = (data.size, len(levels)) if pooled else (data.shape[0], len(levels) * columns)
+        n_candidates = default_n_candidates(n_values, privacy_params.epsilon / draws, columns if pooled else 1)
+    if pooled:
         target: Callable[[Any], Any] = _PooledValues(lo, hi)
         mech = Quantile(
             target=target,
@@ -638,7 +702,7 @@ def median(
     accountant: Any = None,
     full_response: bool = False,
     keepdims: bool = False,
-    n_candidates: int = DEFAULT_CANDIDATES,
+    n_candidates: int | None = None,
 ) -> Any:
     """Differentially private median: :func:`quantile` at q = 0.5 (same parameters, guarantee and cost)."""
     return quantile(
