@@ -19,9 +19,9 @@ from .._validation import check_real
 from ..mechanisms.base import DPMech, _callable_target, _sensitivity, check_accountant
 from ..privacy import Del, Eps
 from ..response import Response
-from ..stats import mean, var
+from ..stats import default_n_candidates, mean, var
 from ..stats._common import MechanismName, check_bounds, split_params
-from ..stats._quantile import DEFAULT_CANDIDATES, Quantile, _quantiles
+from ..stats._quantile import Quantile, _quantiles
 from ._base import DPEstimator, _refuse_fit_params
 
 __all__ = ["MinMaxScaler", "StandardScaler"]
@@ -298,9 +298,10 @@ class MinMaxScaler(_Scaler):
     clip : bool, default False
         Clip transformed values to ``feature_range`` (values outside the released range, e.g. the 1% beyond each
         quantile, would otherwise map outside it).
-    n_candidates : int, default 1025
-        Resolution of the quantiles: each is a point of a public grid of this many points across the bounds
-        (see :func:`diffpriv_py.stats.quantile`).
+    n_candidates : int or None, default None
+        Resolution of the quantiles: each is a point of a public grid of this many points across the bounds.
+        ``None`` sizes the grid from the public n and ε as :func:`diffpriv_py.stats.quantile` does
+        (:func:`diffpriv_py.stats.default_n_candidates`), so its step is not what limits the accuracy.
     rng : None, int or numpy Generator, default None
         ``None`` for secure randomness; a seed only for reproducible experiments.
     accountant : Accountant, optional
@@ -357,7 +358,7 @@ class MinMaxScaler(_Scaler):
         bounds: Any = None,
         quantiles: Any = (0.01, 0.99),
         clip: bool = False,
-        n_candidates: int = DEFAULT_CANDIDATES,
+        n_candidates: int | None = None,
         rng: Any = None,
         accountant: Any = None,
     ) -> None:
@@ -399,7 +400,11 @@ class MinMaxScaler(_Scaler):
             raise TypeError(f"The 'clip' parameter of MinMaxScaler must be True or False. Got {self.clip!r}.")
         lo, hi = _feature_bounds(self, X.shape[1])
         levels = (0.0, 1.0) if self.quantiles is None else self._levels()
-        return Quantile(target=_finite, quantiles=levels, lower=lo, upper=hi, n_candidates=self.n_candidates)
+        n_candidates = self.n_candidates
+        if n_candidates is None:  # n (replace-one), ε, the levels and the features are public
+            epsilon = self._privacy_params().epsilon / (len(levels) * X.shape[1])
+            n_candidates = default_n_candidates(X.shape[0], epsilon)
+        return Quantile(target=_finite, quantiles=levels, lower=lo, upper=hi, n_candidates=n_candidates)
 
     def _keep(self, released: Any, mechanism: Any) -> None:
         lo, hi = np.asarray(mechanism.lower), np.asarray(mechanism.upper)
