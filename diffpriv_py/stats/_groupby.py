@@ -179,16 +179,18 @@ class GroupBy(DPMech):
     """Release statistics per group of a table whose people may own several rows.
 
     The dataset is a tuple ``(by, values, unit)`` of equal-length 1-D arrays: the group label of each row, its value
-    (or ``None`` for counts only) and the person it belongs to (or ``None``: every row is a different person). Use
+    (or ``None`` for counts only; with ``columns``, a mapping {column: values}) and the person it belongs to (or
+    ``None``: every row is a different person). Use
     :func:`diffpriv_py.stats.groupby` or ``DataFrame.private.groupby``; this class is the mechanism they release
     through (and what :func:`diffpriv_py.testing.audit` audits).
 
     Parameters
     ----------
-    statistics : sequence of {"count", "sum", "mean", "var", "std"}
-        What to release per group.
-    bounds : (lower, upper) or None
-        Public clipping bounds of the values (required for sum, mean, var, std).
+    statistics : sequence of {"count", "sum", "mean", "var", "std"}, or mapping
+        What to release per group; with ``columns``, the same for every column or a mapping naming every column.
+    bounds : (lower, upper), mapping or None
+        Public clipping bounds of the values (required for sum, mean, var, std); with ``columns``, one pair for all
+        or a mapping {column: (lower, upper)}.
     keys : sequence or None
         Public group labels: every key is released (empty ones too) and no other. ``None``: groups are selected
         privately among those that hold a person after bounding.
@@ -203,6 +205,9 @@ class GroupBy(DPMech):
         Quantile levels to release per group (each gets an equal share of ε, like the noised vectors).
     n_candidates : int, default 1025
         Points of the public grid between the bounds that quantiles are drawn from.
+    columns : sequence of str or None, default None
+        Public names of several value columns released together (results ``<column>_<statistic>``); ``None``: one
+        unnamed value column (results ``<statistic>``).
 
     Notes
     -----
@@ -220,6 +225,17 @@ class GroupBy(DPMech):
     count, mean, var or std is asked for), the sum, Σu (mean, var, std) and Σ(u² − ⅛) (var, std); mean, variance
     and standard deviation are post-processing of these. With Laplace noise all of δ goes to partition selection
     (which needs δ > 0); with Gaussian noise δ is split like ε.
+
+    **Several value columns** (``columns``). Contribution bounding and partition selection run once; every column
+    is aggregated over the same kept rows of the same released groups. The noised vectors are, in this order: the
+    row count (once, shared by every column that needs it), then each column's own sums as above, then each
+    column's quantile draws; ε (and δ, as above) is split equally over them and the selection. Privacy: selection
+    is (ε_s, δ_s)-DP (below) whatever the number of columns, as it reads only the people per group; given the
+    released groups, each column's vectors have the one-column sensitivities, because the shared bounding leaves
+    one person in at most G groups with at most R rows each in every column; sequential (adaptive) composition of
+    the selection and all measurements gives (Σε_i, Σδ_i) = (ε, δ). Reporting the one noisy count with every
+    column, and every derived statistic, is post-processing. With one column, the release is the one-column
+    release with prefixed names, bit for bit for a seed.
 
     **Partition selection** (Korolova et al. 2009; Wilson et al. 2020), when the keys are private. The candidates
     are the groups that still hold a person after bounding (that person keeps at least one row there, as R ≥ 1),
@@ -1057,16 +1073,20 @@ def groupby(
         ``privacy_unit`` may be dask Series or arrays (out of core, same result as in memory for a seed).
     privacy_params : Eps or Del
         The guarantee of the whole query (charged once). Without public ``keys`` it must be ``Del`` with δ > 0.
-    values : array_like, optional
-        The numeric value of each row (needed for sum, mean, var, std).
-    statistics : str or sequence of str, default ("count",)
-        Any of "count", "sum", "mean", "var", "std".
+    values : array_like or mapping, optional
+        The numeric value of each row (needed for sum, mean, var, std). A mapping ``{name: column}`` of several
+        named value columns releases them all in one query, with one contribution bounding and one partition
+        selection shared by all (see Notes); the result's columns are then ``<name>_<statistic>``.
+    statistics : str or sequence of str, or mapping, default ("count",)
+        Any of "count", "sum", "mean", "var", "std"; with several value columns, the same for all of them or a
+        mapping ``{name: statistics}`` naming every column.
     quantiles : float or sequence of float, optional
         Quantile levels q ∈ [0, 1] to release per group (columns ``q0.5`` …): a point of the public grid of
         ``n_candidates`` (1025) points between the bounds, drawn by the exponential mechanism; its error bar
         ``q0.5_rank_accuracy`` is in ranks (how many values would have to move), see :class:`GroupBy`.
-    bounds : (lower, upper), optional
-        Public clipping bounds of the values (required for value statistics).
+    bounds : (lower, upper) or mapping, optional
+        Public clipping bounds of the values (required for value statistics); with several value columns, one pair
+        for all of them or a mapping ``{name: (lower, upper)}`` (a count-only column may be left out).
     keys : sequence, optional
         Public group labels, of the labels' type. Every key is released (in this order), missing ones as empty
         groups, and no other label; rows of other groups are dropped before contribution bounding. ``None``
@@ -1095,15 +1115,23 @@ def groupby(
     -------
     pandas.DataFrame or Response
         Indexed by the released groups (sorted, or in the order of ``keys``), one column per statistic and one
-        ``<statistic>_accuracy`` column each; ``frame.attrs["alpha"]`` records α. The index's type follows the
-        ``by`` column's dtype (pandas nullable numeric, boolean and numeric categorical columns give float64 labels,
-        other extension dtypes strings), never its values; see :class:`GroupBy`.
+        ``<statistic>_accuracy`` column each (with a mapping of values, ``<name>_<statistic>`` and
+        ``<name>_<statistic>_accuracy``, column by column); ``frame.attrs["alpha"]`` records α. The index's type
+        follows the ``by`` column's dtype (pandas nullable numeric, boolean and numeric categorical columns give
+        float64 labels, other extension dtypes strings), never its values; see :class:`GroupBy`.
 
     Notes
     -----
     (ε, δ)-DP under replace-one-person neighbours (one person's rows replaced by another's), the library's
     replace-one relation with people as records; see :class:`GroupBy` for the sensitivities, the budget split, the
     partition-selection threshold and its proof, and the error bars.
+
+    **Several value columns** (``values`` a mapping): one contribution bounding and one partition selection shared
+    by all columns, one noisy row count shared by all, then each column's sums. ε is split equally over the
+    selection (private keys only), the shared count (if any column needs it), every column's noised sums and every
+    column's quantile draws; δ goes to selection (Laplace) or is split like ε (Gaussian). The whole query is
+    (ε, δ)-DP by sequential composition of these measurements, the selection counted once; each column's sums have
+    the one-column sensitivities since all columns share the kept rows.
 
     Examples
     --------
@@ -1114,6 +1142,11 @@ def groupby(
     ...                          bounds=(0, 100), rng=0)
     >>> list(table.index)  # the group of one person is (almost surely) not released
     ['Lyon', 'Paris']
+    >>> income = np.linspace(1e3, 9e4, city.size)
+    >>> both = dp.stats.groupby(city, dp.Del(1.0, 1e-6), values={"age": age, "income": income},
+    ...                         statistics=["mean"], bounds={"age": (0, 100), "income": (0, 1e5)}, rng=0)
+    >>> list(both.columns)
+    ['age_mean', 'age_mean_accuracy', 'income_mean', 'income_mean_accuracy']
     """
     who = "dp.stats.groupby"
     require("pandas", feature=f"{who} (its result is a pandas DataFrame)")  # before the charge
