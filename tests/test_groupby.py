@@ -625,6 +625,9 @@ def test_two_columns_with_a_huge_budget_are_pandas_on_the_same_kept_rows(rng):
         np.testing.assert_array_equal(out[f"{col}_count"], ref["count"])
         for stat in stats[1:]:
             np.testing.assert_allclose(out[f"{col}_{stat}"], ref[stat], rtol=1e-6, atol=1e-3)
+    frame = dp.stats.groupby(df["city"], HUGE, values=df[["age", "income"]], statistics=stats, bounds=BOTH_BOUNDS,
+                             keys=keys, rng=1)  # fmt: skip
+    pd.testing.assert_frame_equal(frame, out, check_exact=True, check_names=False)  # a DataFrame is its columns
     twice = dp.stats.groupby(df["city"], HUGE, values={"a": df["age"], "b": df["age"]}, statistics=["count", "sum"],
                              bounds=(0, 100), keys=keys, privacy_unit=df["pid"], max_rows=2, rng=3)  # fmt: skip
     np.testing.assert_array_equal(twice["a_count"], twice["b_count"])
@@ -638,6 +641,7 @@ def test_the_budget_is_split_over_one_selection_one_shared_count_and_each_column
     assert [(m.name, m.column) for m in mech.measurements()] == [("count", None), ("sum_u", "age"), ("sum_u", "income")]
     select, parts = mech.split(dp.Del(1.0, 1e-6))
     assert select == dp.Del(0.25, 1e-6) and parts == [dp.Eps(0.25)] * 3
+    assert isinstance(hash(mech), int)  # still a hashable frozen mechanism
     mixed = GroupBy(columns=("a", "b"), statistics={"a": ["sum"], "b": ["var"]}, bounds=(0, 1), quantiles=[0.5],
                     keys=("x",), noise="gaussian")  # fmt: skip
     names = [(m.name, m.column) for m in mixed.measurements()]

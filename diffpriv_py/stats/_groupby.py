@@ -299,10 +299,11 @@ class GroupBy(DPMech):
     target: Callable[[Any], Any] = attrs.field(default=_identity, validator=_callable_target)
     sensitivity: float = attrs.field(default=1.0, converter=_sensitivity)  # as the base's; unused here
     sensitivity_is_derived: ClassVar[bool] = True
+    # With several columns these become dicts, left out of the hash: the per-column parts (``_subs``) carry them.
     statistics: tuple[str, ...] | dict[str, tuple[str, ...]] = attrs.field(
-        default=("count",), converter=_statistics_spec
+        default=("count",), converter=_statistics_spec, hash=False
     )
-    bounds: tuple[float, float] | dict[str, tuple[float, float]] | None = attrs.field(default=None)
+    bounds: tuple[float, float] | dict[str, tuple[float, float]] | None = attrs.field(default=None, hash=False)
     keys: tuple[Any, ...] | None = attrs.field(default=None, converter=_keys)
     max_groups: int = attrs.field(default=1)
     max_rows: int = attrs.field(default=1)
@@ -1076,7 +1077,8 @@ def groupby(
     values : array_like or mapping, optional
         The numeric value of each row (needed for sum, mean, var, std). A mapping ``{name: column}`` of several
         named value columns releases them all in one query, with one contribution bounding and one partition
-        selection shared by all (see Notes); the result's columns are then ``<name>_<statistic>``.
+        selection shared by all (see Notes); the result's columns are then ``<name>_<statistic>``. A DataFrame is
+        read as the mapping of its columns.
     statistics : str or sequence of str, or mapping, default ("count",)
         Any of "count", "sum", "mean", "var", "std"; with several value columns, the same for all of them or a
         mapping ``{name: statistics}`` naming every column.
@@ -1163,6 +1165,8 @@ def groupby(
             f"got {name!r} (type {type(name).__name__})."
         ) from None
     columns = None
+    if getattr(values, "ndim", 1) == 2 and hasattr(values, "columns"):  # a (pandas or dask) DataFrame of value columns
+        values = {c: values[c] for c in values.columns}
     if isinstance(values, Mapping):
         if not values:
             raise ValueError(f"The 'values' mapping of {who} is empty; pass {{'age': ages, ...}} or one column.")
