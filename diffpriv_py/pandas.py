@@ -515,7 +515,8 @@ class PrivateFrameAccessor:
         privacy_unit: Any = None,
         **kwargs: Any,
     ) -> Any:
-        """Private statistics of ``column`` per group of column ``by``, with error bars (:func:`dp.stats.groupby`).
+        """Private statistics of ``column`` (or several columns) per group of column ``by``, with error bars
+        (:func:`dp.stats.groupby`).
 
         Parameters
         ----------
@@ -523,16 +524,21 @@ class PrivateFrameAccessor:
             The column holding each row's group.
         privacy_params : Eps or Del
             The guarantee of the whole query (``Del`` with δ > 0 unless ``keys=`` lists the public groups).
-        column : column label, optional
-            The numeric column to aggregate (needed for sum, mean, var, std).
-        statistics : str or sequence of str, default ("count",)
-            Any of "count", "sum", "mean", "var", "std".
+        column : column label or list of column labels, optional
+            The numeric column to aggregate (needed for sum, mean, var, std). A list of (string) column labels
+            aggregates all of them in one release, with one contribution bounding and one partition selection
+            shared by all: the result's columns are then ``<column>_<statistic>`` (see
+            :func:`diffpriv_py.stats.groupby`, ``values=`` as a mapping).
+        statistics : str or sequence of str, or mapping, default ("count",)
+            Any of "count", "sum", "mean", "var", "std"; with a list of columns, the same for all of them or a
+            mapping ``{column: statistics}``.
         keys : sequence, optional
             The public list of groups (every key is released, missing ones as empty groups, and no other; rows of
             other groups are dropped before contribution bounding). ``None``: the groups are selected privately
             among those that still hold a person after bounding, which needs ``Del`` privacy parameters with δ > 0.
-        bounds : (lower, upper), optional
-            Public bounds of ``column`` (needed for sum, mean, var, std).
+        bounds : (lower, upper) or mapping, optional
+            Public bounds of ``column`` (needed for sum, mean, var, std); with a list of columns, one pair for all
+            or a mapping ``{column: (lower, upper)}``.
         privacy_unit : column label, optional
             The column naming the person behind each row (then ``max_groups=`` and ``max_rows=`` bound each
             person's contribution). ``None``: every row is a different person.
@@ -543,7 +549,8 @@ class PrivateFrameAccessor:
         Returns
         -------
         pandas.DataFrame
-            Indexed by the released groups, with ``<statistic>`` and ``<statistic>_accuracy`` columns.
+            Indexed by the released groups, with ``<statistic>`` and ``<statistic>_accuracy`` columns
+            (``<column>_<statistic>`` and ``<column>_<statistic>_accuracy`` for a list of columns).
 
         Examples
         --------
@@ -551,13 +558,20 @@ class PrivateFrameAccessor:
         >>> df = pd.DataFrame({"city": ["Paris"] * 400 + ["Lyon"] * 300, "age": np.arange(700) % 80})
         >>> table = df.private.groupby("city", dp.Del(1.0, 1e-6), column="age", statistics=["count", "mean"],
         ...                            bounds=(0, 100), rng=0)
+        >>> df["income"] = np.arange(700) * 100.0
+        >>> both = df.private.groupby("city", dp.Del(1.0, 1e-6), column=["age", "income"], statistics=["mean"],
+        ...                           bounds={"age": (0, 100), "income": (0, 1e5)}, rng=0)
+        >>> list(both.columns)
+        ['age_mean', 'age_mean_accuracy', 'income_mean', 'income_mean_accuracy']
         """
         frame = self._frame
         labels = _frame_column(frame, by, "by")
         unit = None if privacy_unit is None else _frame_column(frame, privacy_unit, "privacy_unit")
-        values = None if column is None else _frame_column(frame, column, "column")
-        if values is not None and values.dtype == object:
-            values = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        values: Any
+        if isinstance(column, list):  # several columns (a tuple is one label of a MultiIndex, as in pandas)
+            values = {c: _value_column(frame, c) for c in column}
+        else:
+            values = None if column is None else _value_column(frame, column)
         name = by if _is_label(frame, by) else getattr(by, "name", None)
         return stats.groupby(
             labels,
@@ -577,6 +591,14 @@ def _is_label(frame: pd.DataFrame, key: Any) -> bool:
         return key in frame.columns
     except TypeError:  # unhashable: an array of labels, not a column name
         return False
+
+
+def _value_column(frame: pd.DataFrame, key: Any) -> Any:
+    """A value column of ``frame`` (object columns read as float64, a missing value as NaN)."""
+    values = _frame_column(frame, key, "column")
+    if values.dtype == object:
+        values = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    return values
 
 
 def _frame_column(frame: pd.DataFrame, key: Any, name: str) -> Any:

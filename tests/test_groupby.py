@@ -581,3 +581,193 @@ def test_audit_does_not_refute_means_when_a_heavy_person_is_added_or_removed():
     inner = GroupBy(statistics=("count", "mean"), bounds=(0, 10), keys=("a", "b"), max_rows=2)
     mech = _Flattened(inner=inner, labels=("a", "b"))
     assert audit(mech, d1, d2, dp.Eps(1.0), n=2000, rng=3).passed
+
+
+# ---- several value columns in one release ---------------------------------------------------------------------------
+
+
+def two_columns(rng: np.random.Generator, n: int = 3000) -> pd.DataFrame:
+    """:func:`table` with an income column too."""
+    df = table(rng, n)
+    return df.assign(income=rng.uniform(0, 1e5, len(df)))
+
+
+BOTH_BOUNDS = {"age": (10, 90), "income": (0, 8e4)}
+
+
+def test_one_value_column_is_released_as_before_and_a_one_column_mapping_is_the_same_release_renamed(rng):
+    """values=array keeps today's columns; values={'age': array} is the same release bit for bit, prefixed."""
+    df = table(rng)
+    kw = {"statistics": ["count", "sum", "mean", "var", "std"], "quantiles": [0.5], "privacy_unit": df["pid"],
+          "max_groups": 2, "max_rows": 2, "rng": 7}  # fmt: skip
+    one = dp.stats.groupby(df["city"], dp.Del(1.0, 1e-6), values=df["age"], bounds=(10, 90), **kw)
+    assert list(one.columns) == [
+        "count", "count_accuracy", "sum", "sum_accuracy", "mean", "mean_accuracy", "var", "var_accuracy", "std",
+        "std_accuracy", "q0.5", "q0.5_rank_accuracy",
+    ]  # fmt: skip
+    named = dp.stats.groupby(df["city"], dp.Del(1.0, 1e-6), values={"age": df["age"]}, bounds={"age": (10, 90)}, **kw)
+    assert list(named.columns) == [f"age_{c}" for c in one.columns]
+    pd.testing.assert_frame_equal(one, named.rename(columns=lambda c: c.removeprefix("age_")), check_exact=True)
+
+
+def test_two_columns_with_a_huge_budget_are_pandas_on_the_same_kept_rows(rng):
+    """ε → ∞ with public keys: each column's statistics are pandas' on its clipped values; with people owning many
+    rows, both columns sum the *same* kept rows (one bounding): the same column given twice gives equal sums, where
+    a bounding per column would keep different rows."""
+    df = two_columns(rng)
+    keys = ["Lyon", "Nice", "Paris"]
+    stats = ["count", "sum", "mean", "var", "std"]
+    out = df.private.groupby("city", HUGE, column=["age", "income"], statistics=stats, bounds=BOTH_BOUNDS, keys=keys,
+                             rng=1)  # fmt: skip
+    for col, (lo, hi) in BOTH_BOUNDS.items():
+        grouped = df.assign(x=df[col].clip(lo, hi)).groupby("city").x
+        ref = grouped.agg(["count", "sum", "mean"]).assign(var=grouped.var(ddof=0), std=grouped.std(ddof=0))
+        np.testing.assert_array_equal(out[f"{col}_count"], ref["count"])
+        for stat in stats[1:]:
+            np.testing.assert_allclose(out[f"{col}_{stat}"], ref[stat], rtol=1e-6, atol=1e-3)
+    frame = dp.stats.groupby(df["city"], HUGE, values=df[["age", "income"]], statistics=stats, bounds=BOTH_BOUNDS,
+                             keys=keys, rng=1)  # fmt: skip
+    pd.testing.assert_frame_equal(frame, out, check_exact=True, check_names=False)  # a DataFrame is its columns
+    twice = dp.stats.groupby(df["city"], HUGE, values={"a": df["age"], "b": df["age"]}, statistics=["count", "sum"],
+                             bounds=(0, 100), keys=keys, privacy_unit=df["pid"], max_rows=2, rng=3)  # fmt: skip
+    np.testing.assert_array_equal(twice["a_count"], twice["b_count"])
+    np.testing.assert_allclose(twice["a_sum"], twice["b_sum"], atol=1e-3)
+    assert (twice["a_count"] < df.groupby("city").size()).all()  # the bounding did drop rows
+
+
+def test_the_budget_is_split_over_one_selection_one_shared_count_and_each_columns_sums():
+    """Statistics count+mean on two columns: selection, one count (shared), Σu of each column — four equal shares."""
+    mech = GroupBy(columns=("age", "income"), statistics=("count", "mean"), bounds={"age": (0, 1), "income": (0, 9)})
+    assert [(m.name, m.column) for m in mech.measurements()] == [("count", None), ("sum_u", "age"), ("sum_u", "income")]
+    select, parts = mech.split(dp.Del(1.0, 1e-6))
+    assert select == dp.Del(0.25, 1e-6) and parts == [dp.Eps(0.25)] * 3
+    assert isinstance(hash(mech), int)  # still a hashable frozen mechanism
+    mixed = GroupBy(columns=("a", "b"), statistics={"a": ["sum"], "b": ["var"]}, bounds=(0, 1), quantiles=[0.5],
+                    keys=("x",), noise="gaussian")  # fmt: skip
+    names = [(m.name, m.column) for m in mixed.measurements()]
+    assert names == [("count", None), ("sum", "a"), ("sum_u", "b"), ("sum_u2", "b")]
+    select, parts = mixed.split(dp.Del(1.2, 6e-6))
+    assert select is None and len(parts) == 4 + 2  # and one quantile draw per column
+    assert all(p == dp.Del(1.2 / 6, 1e-6) for p in parts)
+
+
+def test_several_columns_are_one_charge_and_the_result_names_each_column_and_statistic(rng):
+    df = two_columns(rng)
+    acc = dp.Accountant(budget=dp.Del(2.0, 1e-5))
+    out = df.private.groupby("city", dp.Del(1.0, 1e-6), column=["age", "income"],
+                             statistics={"age": ["count", "mean"], "income": ["sum"]}, quantiles=[0.5],
+                             bounds=BOTH_BOUNDS, privacy_unit="pid", max_rows=2, accountant=acc, rng=0)  # fmt: skip
+    assert len(acc.ledger) == 1 and acc.ledger[0].guarantee == dp.Del(1.0, 1e-6)
+    assert list(out.columns) == [
+        "age_count", "age_count_accuracy", "age_mean", "age_mean_accuracy", "age_q0.5", "age_q0.5_rank_accuracy",
+        "income_sum", "income_sum_accuracy", "income_q0.5", "income_q0.5_rank_accuracy",
+    ]  # fmt: skip
+    assert out.index.name == "city" and out.attrs["alpha"] == 0.05
+
+
+def test_the_structure_of_a_several_column_release_depends_only_on_public_facts_and_the_selection():
+    """Neighbouring tables (a person replaced), with public keys: the same index and columns, even when a key is
+    empty; with private keys, a table whose groups are all too small releases no group but every column."""
+    base = {"by": np.array(list("aaabbb")), "x": np.arange(6.0), "y": np.arange(6.0) * 10}
+    other = {"by": np.array(list("aaaaab")), "x": np.r_[np.arange(5.0), 1e9], "y": np.full(6, -1e9)}
+    kw = {"statistics": ["count", "sum", "std"], "quantiles": [0.5], "bounds": (0, 50), "keys": ["a", "b", "c"]}
+    frames = [dp.stats.groupby(t["by"], dp.Eps(1.0), values={"x": t["x"], "y": t["y"]}, rng=0, **kw)
+              for t in (base, other)]  # fmt: skip
+    assert list(frames[0].index) == list(frames[1].index) == ["a", "b", "c"]
+    assert list(frames[0].columns) == list(frames[1].columns)
+    assert [str(d) for d in frames[0].dtypes] == [str(d) for d in frames[1].dtypes]
+    empty = dp.stats.groupby(base["by"], dp.Del(1.0, 1e-9), values={"x": base["x"], "y": base["y"]}, rng=0,
+                             **{**kw, "keys": None})  # fmt: skip
+    assert empty.shape == (0, len(frames[0].columns)) and list(empty.columns) == list(frames[0].columns)
+
+
+def test_one_person_alone_in_a_group_is_released_at_most_at_rate_delta_with_two_value_columns():
+    """Measured: with two value columns, one-person groups are released at the rate of ONE selection with that
+    threshold (≤ δ₀, Clopper–Pearson); a selection per column would release a group when either passes, about
+    twice as often, and this test would catch it (its lower bound would exceed δ₀)."""
+    params = dp.Del(1.0, 0.3)
+    singles = np.arange(3000).astype(str)
+    by = np.concatenate([singles, np.repeat(["big1", "big2"], 200)])
+    x = np.linspace(0, 1, by.size)
+    mech = GroupBy(columns=("x", "y"), statistics=("mean",), bounds=(0, 1))
+    select = mech.split(params)[0]
+    delta0 = select.delta / (1 + math.exp(select.epsilon))
+    released = 0
+    runs = 15
+    for seed in range(runs):
+        out = dp.stats.groupby(by, params, values={"x": x, "y": 1 - x}, statistics="mean", bounds=(0, 1), rng=seed)
+        assert out[["x_mean", "y_mean"]].notna().all().all()
+        released += int(np.isin(out.index, singles).sum())
+        assert {"big1", "big2"} <= set(out.index)
+    trials = runs * singles.size
+    assert (sps.beta.ppf(P_FALSE_ALARM, released, trials - released + 1) if released else 0.0) <= delta0
+    t, tau = mech.threshold(select)
+    exact = sps.dlaplace(t).sf(tau - 2)
+    assert sps.binom.ppf(P_FALSE_ALARM, trials, exact) <= released <= sps.binom.isf(P_FALSE_ALARM, trials, exact)
+    either = 1 - (1 - exact) ** 2  # two independent selections, a group released when either passes
+    assert sps.binom.ppf(P_FALSE_ALARM, trials, either) > sps.binom.isf(P_FALSE_ALARM, trials, exact)
+
+
+@pytest.mark.slow
+def test_audit_does_not_refute_a_person_who_alone_makes_a_group_exist_with_two_value_columns():
+    """The one-column audit with two value columns (count, mean of each): D has a person alone in 'rare' with
+    extreme values, D′ moves them into 'big'. The claim (1, 0.05) is not refuted."""
+    d1 = _people({"big": [1] * 30, "rare": [1]})
+    d2 = _people({"big": [1] * 31})
+    values1 = {"a": np.r_[np.full(30, 0.5), 1.0], "b": np.r_[np.full(30, 0.5), 0.0]}
+    values2 = {"a": np.r_[np.full(30, 0.5), 0.0], "b": np.r_[np.full(30, 0.5), 1.0]}
+    inner = GroupBy(columns=("a", "b"), statistics=("count", "mean"), bounds=(0, 1))
+    mech = _Flattened(inner=inner, labels=("big", "rare"))
+    report = audit(mech, (d1[0], values1, d1[2]), (d2[0], values2, d2[2]), dp.Del(1.0, 0.05), n=2000, rng=1)
+    assert report.passed, report
+
+
+BAD_COLUMNS = [
+    ({"statistics": {"x": ["mean"]}}, ValueError, r"missing \['y'\]"),
+    ({"statistics": {"x": ["mean"], "y": ["mean"], "z": ["sum"]}}, ValueError, r"unknown \['z'\]"),
+    ({"statistics": {"x": ["mean"], "y": ["median"]}}, ValueError, "column 'y'"),
+    ({"bounds": {"x": (0, 1)}}, TypeError, "bounds for the value column 'y'"),
+    ({"bounds": {"x": (0, 1), "y": (0, 1), "w": (0, 1)}}, ValueError, r"unknown \['w'\]"),
+    ({"bounds": {"x": (0, 1), "y": (3, 1)}}, ValueError, "column 'y'"),
+    ({"values": {"x": np.arange(5.0), 3: np.arange(5.0)}}, TypeError, "distinct non-empty strings"),
+    ({"values": {}}, ValueError, "empty"),
+    ({"values": {"x": np.arange(5.0), "y": np.array(["s"] * 5)}}, TypeError, r"values\['y'\].*numeric"),
+    ({"values": {"x": np.arange(5.0), "y": np.arange(4.0)}}, ValueError, r"values\['y'\].*one entry per row"),
+    ({"values": np.arange(5.0), "statistics": {"x": ["mean"]}}, TypeError, "needs several named value columns"),
+    ({"values": np.arange(5.0), "bounds": {"x": (0, 1)}}, TypeError, "needs several named value columns"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), BAD_COLUMNS)
+def test_bad_public_column_inputs_are_refused_before_the_budget_is_charged(kwargs, error, match):
+    acc = dp.Accountant(budget=dp.Del(5.0, 1e-3))
+    kw = {"values": {"x": np.arange(5.0), "y": np.arange(5.0)}, "statistics": ["mean"], "bounds": (0, 5), **kwargs}
+    with pytest.raises(error, match=match):
+        dp.stats.groupby(np.array(list("aabbc")), dp.Del(1.0, 1e-6), accountant=acc, rng=0, **kw)
+    assert len(acc.ledger) == 0
+
+
+def test_nan_in_any_value_column_is_refused_after_the_charge():
+    acc = dp.Accountant(budget=dp.Del(5.0, 1e-3))
+    with pytest.raises(dp.exceptions.TargetOutputError, match="NaN"):
+        dp.stats.groupby(np.array(list("ab")), dp.Del(1.0, 1e-6), values={"x": [1.0, 0.0], "y": [0.0, np.nan]},
+                         statistics="sum", bounds=(0, 1), accountant=acc, rng=0)  # fmt: skip
+    assert len(acc.ledger) == 1
+
+
+@pytest.mark.parametrize("unit", [False, True])
+def test_dask_several_columns_are_bit_identical_to_in_memory_for_a_seed(rng, unit):
+    dd = pytest.importorskip("dask.dataframe")
+    df = two_columns(rng, 6000)
+    kw = {"statistics": {"age": ["count", "mean", "std"], "income": ["sum", "var"]}, "quantiles": [0.5],
+          "bounds": BOTH_BOUNDS, "rng": 11}  # fmt: skip
+    if unit:
+        kw.update(max_groups=2, max_rows=3)
+    params = dp.Del(1.0, 1e-6)
+    in_memory = df.private.groupby("city", params, column=["age", "income"], privacy_unit="pid" if unit else None,
+                                   **kw)  # fmt: skip
+    for parts in (5, 2):
+        ddf = dd.from_pandas(df, npartitions=parts)
+        out_of_core = dp.stats.groupby(ddf["city"], params, values={"age": ddf["age"], "income": ddf["income"]},
+                                       privacy_unit=ddf["pid"] if unit else None, name="city", **kw)  # fmt: skip
+        pd.testing.assert_frame_equal(in_memory, out_of_core, check_exact=True)

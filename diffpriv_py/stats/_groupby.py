@@ -4,7 +4,7 @@ private partition selection (the set of released groups is itself private unless
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -71,18 +71,38 @@ def _identity(data: Any) -> Any:
     return data
 
 
-def _statistics(value: Any) -> tuple[str, ...]:
+def _statistics(value: Any, where: str = "") -> tuple[str, ...]:
     try:
         names = (value,) if isinstance(value, str) else tuple(value)
     except TypeError:
         names = ()
     if not names or any(not isinstance(s, str) or s not in GROUPBY_STATISTICS for s in names):
         raise ValueError(
-            f"The 'statistics' of dp.stats.groupby must be a non-empty selection of {GROUPBY_STATISTICS}; got "
-            f"{value!r}. Pass e.g. statistics=('count', 'mean')."
+            f"The 'statistics'{where} of dp.stats.groupby must be a non-empty selection of {GROUPBY_STATISTICS}; "
+            f"got {value!r}. Pass e.g. statistics=('count', 'mean')."
         )
     if len(set(names)) != len(names):
-        raise ValueError(f"The 'statistics' of dp.stats.groupby must not repeat a statistic; got {value!r}.")
+        raise ValueError(f"The 'statistics'{where} of dp.stats.groupby must not repeat a statistic; got {value!r}.")
+    return names
+
+
+def _statistics_spec(value: Any) -> tuple[str, ...] | dict[str, tuple[str, ...]]:
+    """The statistics of every value column, or a mapping {column: statistics} (checked against the columns later)."""
+    if isinstance(value, Mapping):
+        return {name: _statistics(stats, f" of column {name!r}") for name, stats in value.items()}
+    return _statistics(value)
+
+
+def _columns(value: Any) -> tuple[str, ...] | None:
+    """The public names of several value columns (``None``: one unnamed column, today's output)."""
+    if value is None:
+        return None
+    names = tuple(value) if not isinstance(value, str) else (value,)
+    if not names or any(not isinstance(c, str) or not c for c in names) or len(set(names)) != len(names):
+        raise TypeError(
+            f"The value columns of dp.stats.groupby must be named by distinct non-empty strings (they prefix the "
+            f"result's columns, e.g. 'age_mean'); got {list(names)!r:.200}. Pass values={{'age': ..., 'income': ...}}."
+        )
     return names
 
 
@@ -134,8 +154,10 @@ class GroupByResult:
         columns: dict[str, np.ndarray] = {}
         for stat, vals in self.values.items():
             columns[stat] = vals
-            # Quantile bars are in ranks (values to move), the others in the statistic's own units.
-            columns[f"{stat}_rank_accuracy" if stat.startswith("q") else f"{stat}_accuracy"] = self.accuracy[stat]
+            # Quantile bars are in ranks (values to move), the others in the statistic's own units. With several value
+            # columns the statistic is prefixed by its column ('age_q0.5'): statistic names hold no '_'.
+            rank = stat.rpartition("_")[2].startswith("q")
+            columns[f"{stat}_rank_accuracy" if rank else f"{stat}_accuracy"] = self.accuracy[stat]
         frame = pd.DataFrame(columns, index=pd.Index(self.keys, name=name))
         frame.attrs["alpha"] = self.alpha
         return frame
@@ -149,6 +171,7 @@ class _Measurement:
     bound: float  # |contribution of one row| ≤ bound, in released units
     signed: bool  # False for counts (non-negative contributions)
     grid: Grid | None = None  # the public fixed-point grid of the values (None for counts)
+    column: str | None = None  # the value column summed (None: the one column, or the count shared by all)
 
 
 @attrs.frozen(kw_only=True)
@@ -156,16 +179,18 @@ class GroupBy(DPMech):
     """Release statistics per group of a table whose people may own several rows.
 
     The dataset is a tuple ``(by, values, unit)`` of equal-length 1-D arrays: the group label of each row, its value
-    (or ``None`` for counts only) and the person it belongs to (or ``None``: every row is a different person). Use
+    (or ``None`` for counts only; with ``columns``, a mapping {column: values}) and the person it belongs to (or
+    ``None``: every row is a different person). Use
     :func:`diffpriv_py.stats.groupby` or ``DataFrame.private.groupby``; this class is the mechanism they release
     through (and what :func:`diffpriv_py.testing.audit` audits).
 
     Parameters
     ----------
-    statistics : sequence of {"count", "sum", "mean", "var", "std"}
-        What to release per group.
-    bounds : (lower, upper) or None
-        Public clipping bounds of the values (required for sum, mean, var, std).
+    statistics : sequence of {"count", "sum", "mean", "var", "std"}, or mapping
+        What to release per group; with ``columns``, the same for every column or a mapping naming every column.
+    bounds : (lower, upper), mapping or None
+        Public clipping bounds of the values (required for sum, mean, var, std); with ``columns``, one pair for all
+        or a mapping {column: (lower, upper)}.
     keys : sequence or None
         Public group labels: every key is released (empty ones too) and no other. ``None``: groups are selected
         privately among those that hold a person after bounding.
@@ -183,6 +208,9 @@ class GroupBy(DPMech):
         public numbers, :func:`~diffpriv_py.stats.default_n_candidates` of n_people·R values, ε per level and rank
         sensitivity 2GR (1025 up to 2²² + 1 points), so at large groups the privacy noise, not the step, sets the
         error. The number of people is public, so neighbours draw from the same grid.
+    columns : sequence of str or None, default None
+        Public names of several value columns released together (results ``<column>_<statistic>``); ``None``: one
+        unnamed value column (results ``<statistic>``).
 
     Notes
     -----
@@ -200,6 +228,17 @@ class GroupBy(DPMech):
     count, mean, var or std is asked for), the sum, Σu (mean, var, std) and Σ(u² − ⅛) (var, std); mean, variance
     and standard deviation are post-processing of these. With Laplace noise all of δ goes to partition selection
     (which needs δ > 0); with Gaussian noise δ is split like ε.
+
+    **Several value columns** (``columns``). Contribution bounding and partition selection run once; every column
+    is aggregated over the same kept rows of the same released groups. The noised vectors are, in this order: the
+    row count (once, shared by every column that needs it), then each column's own sums as above, then each
+    column's quantile draws; ε (and δ, as above) is split equally over them and the selection. Privacy: selection
+    is (ε_s, δ_s)-DP (below) whatever the number of columns, as it reads only the people per group; given the
+    released groups, each column's vectors have the one-column sensitivities, because the shared bounding leaves
+    one person in at most G groups with at most R rows each in every column; sequential (adaptive) composition of
+    the selection and all measurements gives (Σε_i, Σδ_i) = (ε, δ). Reporting the one noisy count with every
+    column, and every derived statistic, is post-processing. With one column, the release is the one-column
+    release with prefixed names, bit for bit for a seed.
 
     **Partition selection** (Korolova et al. 2009; Wilson et al. 2020), when the keys are private. The candidates
     are the groups that still hold a person after bounding (that person keeps at least one row there, as R ≥ 1),
@@ -263,8 +302,11 @@ class GroupBy(DPMech):
     target: Callable[[Any], Any] = attrs.field(default=_identity, validator=_callable_target)
     sensitivity: float = attrs.field(default=1.0, converter=_sensitivity)  # as the base's; unused here
     sensitivity_is_derived: ClassVar[bool] = True
-    statistics: tuple[str, ...] = attrs.field(default=("count",), converter=_statistics)
-    bounds: tuple[float, float] | None = attrs.field(default=None)
+    # With several columns these become dicts, left out of the hash: the per-column parts (``_subs``) carry them.
+    statistics: tuple[str, ...] | dict[str, tuple[str, ...]] = attrs.field(
+        default=("count",), converter=_statistics_spec, hash=False
+    )
+    bounds: tuple[float, float] | dict[str, tuple[float, float]] | None = attrs.field(default=None, hash=False)
     keys: tuple[Any, ...] | None = attrs.field(default=None, converter=_keys)
     max_groups: int = attrs.field(default=1)
     max_rows: int = attrs.field(default=1)
@@ -272,12 +314,23 @@ class GroupBy(DPMech):
     alpha: float = attrs.field(default=0.05)
     quantiles: tuple[float, ...] = attrs.field(default=(), converter=_levels)
     n_candidates: int | None = attrs.field(default=None, converter=attrs.converters.optional(_n_candidates))
+    columns: tuple[str, ...] | None = attrs.field(default=None, converter=_columns)
+    _subs: tuple[GroupBy, ...] = attrs.field(init=False, default=(), repr=False)
 
     def __attrs_post_init__(self) -> None:
         check_choice(self.noise, "noise", MECHANISMS, who="dp.stats.groupby")
         check_alpha(self.alpha, owner="dp.stats.groupby")
         for name in ("max_groups", "max_rows"):
             check_int(getattr(self, name), name, minimum=1, owner="dp.stats.groupby")
+        if self.columns is not None:
+            self._init_columns(self.columns)
+            return
+        for field in ("statistics", "bounds"):
+            if isinstance(getattr(self, field), Mapping):
+                raise TypeError(
+                    f"The '{field}' of dp.stats.groupby is a mapping {{column: ...}}, which needs several named value "
+                    f"columns: pass values={{'age': ..., 'income': ...}} (or a pair/sequence for the one column)."
+                )
         if self.needs_values and self.bounds is None:
             raise TypeError(
                 "dp.stats.groupby needs public bounds=(lower, upper) for sum, mean, var, std and quantiles: values "
@@ -287,22 +340,92 @@ class GroupBy(DPMech):
             lo, hi = check_bounds(self.bounds, None, who="dp.stats.groupby")
             object.__setattr__(self, "bounds", (float(lo), float(hi)))
 
+    def _init_columns(self, columns: tuple[str, ...]) -> None:
+        """Several value columns: each column's statistics and bounds, checked against the public column names, and
+        one single-column GroupBy per column that computes and reports that column's measurements."""
+        stats = self.statistics if isinstance(self.statistics, dict) else dict.fromkeys(columns, self.statistics)
+        bounds = self.bounds if isinstance(self.bounds, Mapping) else dict.fromkeys(columns, self.bounds)
+        for field, given, complete in (("statistics", stats, True), ("bounds", bounds, False)):
+            unknown = [c for c in given if c not in columns]
+            missing = [c for c in columns if c not in given] if complete else []
+            if unknown or missing:
+                raise ValueError(
+                    f"The '{field}' mapping of dp.stats.groupby must name the value columns {list(columns)!r}; got "
+                    f"unknown {unknown!r} and missing {missing!r}. Pass one entry per column of values=, or one "
+                    f"{field} for all of them."
+                )
+        subs = []
+        for c in columns:
+            pair = bounds.get(c)
+            if pair is None and (self.quantiles or any(s != "count" for s in stats[c])):
+                raise TypeError(
+                    f"dp.stats.groupby needs public bounds for the value column {c!r} (for sum, mean, var, std and "
+                    f"quantiles): pass bounds=(lower, upper) for every column or bounds={{{c!r}: (lower, upper), ...}}."
+                )
+            if pair is not None:
+                lo, hi = check_bounds(pair, None, who=f"dp.stats.groupby (column {c!r})")
+                pair = (float(lo), float(hi))
+            sub = GroupBy(
+                statistics=stats[c],
+                quantiles=self.quantiles,
+                n_candidates=self.n_candidates,
+                bounds=pair,
+                keys=self.keys,
+                max_groups=self.max_groups,
+                max_rows=self.max_rows,
+                noise=self.noise,
+                alpha=self.alpha,
+            )
+            subs.append(sub)
+        object.__setattr__(self, "statistics", {c: sub.wanted for c, sub in zip(columns, subs, strict=True)})
+        object.__setattr__(self, "bounds", {c: sub.pair for c, sub in zip(columns, subs, strict=True) if sub.pair})
+        object.__setattr__(self, "_subs", tuple(subs))
+
     # ---- public plan -----------------------------------------------------------------------------------------------
 
     @property
+    def wanted(self) -> tuple[str, ...]:
+        """The statistics of the one value column (a GroupBy with several columns has one per column)."""
+        assert not isinstance(self.statistics, dict), "a GroupBy with several columns asks its parts"
+        return self.statistics
+
+    @property
+    def pair(self) -> tuple[float, float] | None:
+        """The bounds of the one value column (a GroupBy with several columns has one pair per column)."""
+        assert not isinstance(self.bounds, dict), "a GroupBy with several columns asks its parts"
+        return self.bounds
+
+    def parts(self) -> list[tuple[str | None, GroupBy]]:
+        """(column name, single-column GroupBy) per value column: ``[(None, self)]`` for the one unnamed column."""
+        if self.columns is None:
+            return [(None, self)]
+        return list(zip(self.columns, self._subs, strict=True))
+
+    @property
     def needs_values(self) -> bool:
-        return bool(self.quantiles) or any(s != "count" for s in self.statistics)
+        if self.columns is not None:
+            return any(sub.needs_values for sub in self._subs)
+        return bool(self.quantiles) or any(s != "count" for s in self.wanted)
 
     def measurements(self) -> list[_Measurement]:
-        """The noised vectors of per-group sums this query releases (its budget is split over them)."""
-        wanted = set(self.statistics)
+        """The noised vectors of per-group sums this query releases (its budget is split over them).
+
+        With several value columns: one row count shared by all (every column sums the same kept rows), then each
+        column's value sums, column by column (``column`` names the column; None for the count).
+        """
+        if self.columns is not None:
+            per_column = [(c, sub.measurements()) for c, sub in self.parts()]
+            shared = [m for _, ms in per_column for m in ms if m.name == "count"][:1]
+            own = [attrs.evolve(m, column=c) for c, ms in per_column for m in ms if m.name != "count"]
+            return shared + own
+        wanted = set(self.wanted)
         out = []
         if wanted & {"count", "mean", "var", "std"}:
             out.append(_Measurement(name="count", bound=1.0, signed=False))
         if not self.needs_values:
             return out
-        assert self.bounds is not None  # for type checkers: needs_values implies bounds (checked at construction)
-        lo, hi = (np.asarray(b, dtype=np.float64) for b in self.bounds)
+        assert self.pair is not None  # for type checkers: needs_values implies bounds (checked at construction)
+        lo, hi = (np.asarray(b, dtype=np.float64) for b in self.pair)
         if "sum" in wanted:
             # Indices k on a grid spanning [min(lo, 0), max(hi, 0)]; k − (index of 0) is released in units of 2ᵇ.
             grid = Grid.over(lo, hi, sum_bits(1), pooled=False, offset="zero", who="dp.stats.groupby")
@@ -319,7 +442,7 @@ class GroupBy(DPMech):
 
     def split(self, privacy_params: Eps) -> tuple[Eps | None, list[Eps]]:
         """The parameters of partition selection (None with public keys) and of each measurement."""
-        parts = len(self.measurements()) + len(self.quantiles) + (self.keys is None)
+        parts = len(self.measurements()) + len(self.quantiles) * len(self.parts()) + (self.keys is None)
         eps = privacy_params.epsilon / parts
         if self.noise == "gaussian":
             each = Del(eps, privacy_params.delta / parts)
@@ -394,27 +517,28 @@ class GroupBy(DPMech):
                 f"got a tuple of {len(X)} items."
             )
         by, values, unit = X
-        out_of_core = any(is_out_of_core(c) for c in X if c is not None)
+        if self.columns is not None:
+            if not isinstance(values, Mapping) or set(values) != set(self.columns):
+                got = list(values) if isinstance(values, Mapping) else type(values).__name__
+                raise TypeError(
+                    f"The values of {who} must be a mapping {{column: values}} of the columns {list(self.columns)!r}; "
+                    f"got {got!r:.200}."
+                )
+            columns = [values[c] for c in self.columns]
+        else:
+            columns = [values]
+        out_of_core = any(is_out_of_core(c) for c in [by, *columns, unit] if c is not None)
         # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
         # charge; the types and dtypes are public metadata and are checked here.
         by = _group_labels(by, who) if not out_of_core else _lazy_column(by, "by", who)
         if self.keys is not None:
             _check_keys_type(self.keys, _label_kind(by.dtype), who)
         n = None if out_of_core else by.shape[0]
-        if self.needs_values:
-            if values is None:
-                wanted = [s for s in self.statistics if s != "count"] + [f"quantiles={list(self.quantiles)}"] * bool(
-                    self.quantiles
-                )
-                raise TypeError(f"{who} needs values for {', '.join(wanted)}; pass values= (a numeric column).")
-            values = _column(values, "values", who, n=n) if not out_of_core else _lazy_column(values, "values", who)
-            if values.dtype.kind not in "iuf":
-                raise TypeError(
-                    f"The 'values' of {who} must be numeric; got dtype {values.dtype}. Convert them first (e.g. "
-                    "x.astype(float))."
-                )
-        else:
-            values = None
+        checked = [
+            sub._check_values(column, "values" if c is None else f"values[{c!r}]", n, out_of_core)
+            for (c, sub), column in zip(self.parts(), columns, strict=True)
+        ]
+        values = checked[0] if self.columns is None else dict(zip(self.columns, checked, strict=True))
         if unit is not None:
             unit = _labels(unit, "privacy_unit", who, n=n) if not out_of_core else _lazy_column(unit, "unit", who)
         elif self.max_groups != 1 or self.max_rows != 1:
@@ -425,9 +549,28 @@ class GroupBy(DPMech):
             )
         return by, values, unit
 
+    def _check_values(self, values: Any, name: str, n: int | None, out_of_core: bool) -> Any:
+        """One value column checked (None when its statistics do not read it): numeric, 1-D, one entry per row."""
+        who = "dp.stats.groupby"
+        if not self.needs_values:
+            return None
+        if values is None:
+            wanted = [s for s in self.wanted if s != "count"] + [f"quantiles={list(self.quantiles)}"] * bool(
+                self.quantiles
+            )
+            raise TypeError(f"{who} needs values for {', '.join(wanted)}; pass values= (a numeric column).")
+        values = _column(values, name, who, n=n) if not out_of_core else _lazy_column(values, name, who)
+        if values.dtype.kind not in "iuf":
+            raise TypeError(
+                f"The '{name}' of {who} must be numeric; got dtype {values.dtype}. Convert them first (e.g. "
+                "x.astype(float))."
+            )
+        return values
+
     def _evaluate(self, output: Any) -> Any:
         by, values, unit = output
-        if any(is_out_of_core(c) for c in output if c is not None):
+        columns = list(values.values()) if isinstance(values, dict) else [values]
+        if any(is_out_of_core(c) for c in [by, *columns, unit] if c is not None):
             # The label columns are read into memory (one integer code per row); the values stay out of core and
             # are streamed block by block in _exact_sums.
             by = _group_labels(_materialise(by), "dp.stats.groupby")
@@ -437,7 +580,7 @@ class GroupBy(DPMech):
                     f"The 'privacy_unit' of dp.stats.groupby has {unit.shape[0]} rows, 'by' {by.shape[0]}."
                 )
             return by, values, unit
-        if values is not None and np.isnan(np.asarray(values, dtype=np.float64)).any():
+        if any(c is not None and np.isnan(np.asarray(c, dtype=np.float64)).any() for c in columns):
             raise TargetOutputError(_NAN)
         return output
 
@@ -556,8 +699,8 @@ class GroupBy(DPMech):
 
     def _quantile_grid(self) -> np.ndarray:
         # For type checkers: quantiles need bounds (checked at construction) and a grid size (fixed by _sized).
-        assert self.bounds is not None and self.n_candidates is not None
-        return _cached_grid(self.bounds[0], self.bounds[1], self.n_candidates)
+        assert self.pair is not None and self.n_candidates is not None
+        return _cached_grid(self.pair[0], self.pair[1], self.n_candidates)
 
     def _exact_sums(self, row_slot: np.ndarray, values: Any, k: int) -> tuple[dict[str, np.ndarray], Any]:
         """The exact per-group vectors of every measurement, as float64 (one rounding of an exact integer each), and
@@ -601,26 +744,44 @@ class GroupBy(DPMech):
         n_people: int,
         rng: Any,
     ) -> GroupByResult:
-        exact, cells = self._exact_sums(row_slot, values, k)
-        noisy: dict[str, np.ndarray] = {}
-        bars: dict[str, Callable[[float], np.ndarray]] = {}
+        columns = self.parts()
+        # Every column sums the same kept rows (one bounding, one selection): its exact sums and quantile cells.
+        sums = {c: sub._exact_sums(row_slot, values if c is None else values[c], k) for c, sub in columns}
+        noisy: dict[str | None, dict[str, np.ndarray]] = {c: {} for c, _ in columns}
+        bars: dict[str | None, dict[str, Callable[[float], np.ndarray]]] = {c: {} for c, _ in columns}
         measurements = self.measurements()
         for m, params in zip(measurements, parts[: len(measurements)], strict=True):
             mech = self._mechanism(m, k, n_people)
+            # The count (column None) is noised once and reported with every column.
+            owners = [m.column] if m.column is not None or self.columns is None else list(self.columns)
+            exact = sums[owners[0]][0][m.name]
             if k == 0:
-                noisy[m.name] = np.zeros(0)
-                bars[m.name] = lambda a: np.zeros(0)
-                continue
-            resp = mech.release_response(params, exact[m.name], rng=rng)
-            noisy[m.name] = np.atleast_1d(np.asarray(resp.response, dtype=np.float64))
-            bars[m.name] = _error_bar(mech, params, noisy[m.name], self._sum_allowance(m, n_people))
-        units = {m.name: m.grid for m in measurements if m.grid is not None}
-        result = self._report(keys, noisy, bars, units)
-        if self.quantiles:
-            levels = self._quantiles(cells, k, parts[len(measurements) :], rng)
-            result.values.update(levels[0])
-            result.accuracy.update(levels[1])
-        return result
+                noise, bar = np.zeros(0), (lambda a: np.zeros(0))
+            else:
+                resp = mech.release_response(params, exact, rng=rng)
+                noise = np.atleast_1d(np.asarray(resp.response, dtype=np.float64))
+                bar = _error_bar(mech, params, noise, self._sum_allowance(m, n_people))
+            for c in owners:
+                noisy[c][m.name], bars[c][m.name] = noise, bar
+        rest = parts[len(measurements) :]
+        results = []
+        for i, (c, sub) in enumerate(columns):
+            units = {m.name: m.grid for m in measurements if m.grid is not None and m.column == c}
+            result = sub._report(keys, noisy[c], bars[c], units)
+            if self.quantiles:
+                share = rest[i * len(self.quantiles) : (i + 1) * len(self.quantiles)]
+                levels = sub._quantiles(sums[c][1], k, share, rng)
+                result.values.update(levels[0])
+                result.accuracy.update(levels[1])
+            results.append((c, result))
+        if self.columns is None:
+            return results[0][1]
+        return GroupByResult(
+            keys=keys,
+            values={f"{c}_{s}": v for c, r in results for s, v in r.values.items()},
+            accuracy={f"{c}_{s}": v for c, r in results for s, v in r.accuracy.items()},
+            alpha=self.alpha,
+        )
 
     def _quantiles(
         self, cells: _GroupedCells, k: int, parts: list[Eps], rng: np.random.Generator
@@ -690,10 +851,10 @@ class GroupBy(DPMech):
         grids: dict[str, Grid],
     ) -> GroupByResult:
         alpha = self.alpha
-        lo, hi = self.bounds if self.bounds is not None else (0.0, 0.0)
+        lo, hi = self.pair if self.pair is not None else (0.0, 0.0)
         values: dict[str, np.ndarray] = {}
         acc: dict[str, np.ndarray] = {}
-        wanted = self.statistics
+        wanted = self.wanted
         if "count" in noisy:
             count = np.maximum(np.rint(noisy["count"]), 0.0)
             if "count" in wanted:
@@ -928,17 +1089,22 @@ def groupby(
         ``privacy_unit`` may be dask Series or arrays (out of core, same result as in memory for a seed).
     privacy_params : Eps or Del
         The guarantee of the whole query (charged once). Without public ``keys`` it must be ``Del`` with δ > 0.
-    values : array_like, optional
-        The numeric value of each row (needed for sum, mean, var, std).
-    statistics : str or sequence of str, default ("count",)
-        Any of "count", "sum", "mean", "var", "std".
+    values : array_like or mapping, optional
+        The numeric value of each row (needed for sum, mean, var, std). A mapping ``{name: column}`` of several
+        named value columns releases them all in one query, with one contribution bounding and one partition
+        selection shared by all (see Notes); the result's columns are then ``<name>_<statistic>``. A DataFrame is
+        read as the mapping of its columns.
+    statistics : str or sequence of str, or mapping, default ("count",)
+        Any of "count", "sum", "mean", "var", "std"; with several value columns, the same for all of them or a
+        mapping ``{name: statistics}`` naming every column.
     quantiles : float or sequence of float, optional
         Quantile levels q ∈ [0, 1] to release per group (columns ``q0.5`` …): a point of the public grid of
         points between the bounds (sized from the number of people and ε, see :class:`GroupBy`), drawn by the
         exponential mechanism; its error bar
         ``q0.5_rank_accuracy`` is in ranks (how many values would have to move), see :class:`GroupBy`.
-    bounds : (lower, upper), optional
-        Public clipping bounds of the values (required for value statistics).
+    bounds : (lower, upper) or mapping, optional
+        Public clipping bounds of the values (required for value statistics); with several value columns, one pair
+        for all of them or a mapping ``{name: (lower, upper)}`` (a count-only column may be left out).
     keys : sequence, optional
         Public group labels, of the labels' type. Every key is released (in this order), missing ones as empty
         groups, and no other label; rows of other groups are dropped before contribution bounding. ``None``
@@ -967,15 +1133,23 @@ def groupby(
     -------
     pandas.DataFrame or Response
         Indexed by the released groups (sorted, or in the order of ``keys``), one column per statistic and one
-        ``<statistic>_accuracy`` column each; ``frame.attrs["alpha"]`` records α. The index's type follows the
-        ``by`` column's dtype (pandas nullable numeric, boolean and numeric categorical columns give float64 labels,
-        other extension dtypes strings), never its values; see :class:`GroupBy`.
+        ``<statistic>_accuracy`` column each (with a mapping of values, ``<name>_<statistic>`` and
+        ``<name>_<statistic>_accuracy``, column by column); ``frame.attrs["alpha"]`` records α. The index's type
+        follows the ``by`` column's dtype (pandas nullable numeric, boolean and numeric categorical columns give
+        float64 labels, other extension dtypes strings), never its values; see :class:`GroupBy`.
 
     Notes
     -----
     (ε, δ)-DP under replace-one-person neighbours (one person's rows replaced by another's), the library's
     replace-one relation with people as records; see :class:`GroupBy` for the sensitivities, the budget split, the
     partition-selection threshold and its proof, and the error bars.
+
+    **Several value columns** (``values`` a mapping): one contribution bounding and one partition selection shared
+    by all columns, one noisy row count shared by all, then each column's sums. ε is split equally over the
+    selection (private keys only), the shared count (if any column needs it), every column's noised sums and every
+    column's quantile draws; δ goes to selection (Laplace) or is split like ε (Gaussian). The whole query is
+    (ε, δ)-DP by sequential composition of these measurements, the selection counted once; each column's sums have
+    the one-column sensitivities since all columns share the kept rows.
 
     Examples
     --------
@@ -986,6 +1160,11 @@ def groupby(
     ...                          bounds=(0, 100), rng=0)
     >>> list(table.index)  # the group of one person is (almost surely) not released
     ['Lyon', 'Paris']
+    >>> income = np.linspace(1e3, 9e4, city.size)
+    >>> both = dp.stats.groupby(city, dp.Del(1.0, 1e-6), values={"age": age, "income": income},
+    ...                         statistics=["mean"], bounds={"age": (0, 100), "income": (0, 1e5)}, rng=0)
+    >>> list(both.columns)
+    ['age_mean', 'age_mean_accuracy', 'income_mean', 'income_mean_accuracy']
     """
     who = "dp.stats.groupby"
     require("pandas", feature=f"{who} (its result is a pandas DataFrame)")  # before the charge
@@ -1001,10 +1180,18 @@ def groupby(
             f"The 'name' of {who} names the result's index, so it must be hashable (a string, a number or None); "
             f"got {name!r} (type {type(name).__name__})."
         ) from None
+    columns = None
+    if getattr(values, "ndim", 1) == 2 and hasattr(values, "columns"):  # a (pandas or dask) DataFrame of value columns
+        values = {c: values[c] for c in values.columns}
+    if isinstance(values, Mapping):
+        if not values:
+            raise ValueError(f"The 'values' mapping of {who} is empty; pass {{'age': ages, ...}} or one column.")
+        columns = tuple(values)
     mech = GroupBy(
         statistics=statistics,
         quantiles=quantiles,
         bounds=bounds,
+        columns=columns,
         keys=keys,
         max_groups=max_groups,
         max_rows=max_rows,
