@@ -60,7 +60,7 @@ def _weights(value: Any) -> tuple[float, ...] | None:
 
 
 def _check_base_measure(instance: Any, attribute: attrs.Attribute[Any], value: tuple[float, ...] | None) -> None:
-    """Public checks of ``base_measure`` / ``measure`` / ``log_base_measure`` (length, sign, finite), at construction."""
+    """Public checks of ``base_measure`` / ``measure`` / ``log_base_measure`` (length, sign, finite), when built."""
     if value is None:
         return
     name = attribute.name
