@@ -296,3 +296,27 @@ def test_a_classifier_facade_without_classes_is_refused_before_the_charge_and_ob
     clf = make(classes="observed", accountant=acc).fit(X, y)
     assert clf.classes_.tolist() == [0, 1, 2] and len(acc.ledger) == 1
     assert len(clf.assumptions_) == 1 and "classes='observed'" in clf.assumptions_[0]
+
+
+def test_pca_model_matches_scikit_learns_at_a_huge_epsilon_with_its_n_minus_1_divisor():
+    """diffprivlib's test_inf_epsilon: on centred data, score and get_covariance equal scikit-learn's as ε grows.
+
+    The released variances use scikit-learn's n − 1 divisor (n is public: a rescaling is post-processing); with the
+    n divisor the score differed by about d/2·ln(n/(n − 1)) ≈ 0.04 at n = 250, d = 21. The precision matches to
+    ~10⁻⁷ of its largest entry (the fixed-point grid's floor, amplified by 1/σ⁴), not to numpy's default atol.
+    """
+    from sklearn.decomposition import PCA as SkPCA
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(250, 21)
+    X -= X.mean(axis=0)
+    X /= np.linalg.norm(X, axis=1).max()
+    for k in (1, 4, 9):
+        ours = dps.PCA(k, epsilon=1e12, data_norm=1.0, rng=k).fit(X)
+        theirs = SkPCA(k, svd_solver="full").fit(X)
+        assert ours.score(X) == pytest.approx(theirs.score(X), abs=1e-7)
+        np.testing.assert_allclose(ours.explained_variance_, theirs.explained_variance_, rtol=1e-7)
+        assert np.allclose(ours.get_covariance(), theirs.get_covariance())
+        precision = theirs.get_precision()
+        np.testing.assert_allclose(ours.get_precision(), precision, atol=1e-6 * np.abs(precision).max())
+        assert np.allclose(np.abs((ours.components_ / theirs.components_).sum(axis=1)), 21)  # as diffprivlib checks

@@ -111,8 +111,8 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
     ``get_covariance``, ``get_precision``, ``score_samples`` and ``score`` are those of scikit-learn's PCA: the
     probabilistic PCA model of Tipping & Bishop (1999), N(0, W·diag(λ − σ²)₊·Wᵀ + σ²I) with W the released
     components, λ ``explained_variance_`` and σ² ``noise_variance_`` (mean 0, as the components are uncentred;
-    scikit-learn uses the centred covariance with an n − 1 denominator, here the uncentred XᵀX/n of the clipped
-    rows). They are post-processing, so they cost no privacy. They exist for the noisy-matrix methods only: with
+    scikit-learn uses the centred covariance, here the uncentred XᵀX/(n − 1) of the clipped rows, with
+    scikit-learn's n − 1 divisor, so on centred data they approach scikit-learn's as ε grows). They are post-processing, so they cost no privacy. They exist for the noisy-matrix methods only: with
     ``method="ppca"`` they raise AttributeError (``hasattr`` is False) saying to use ``"wishart"``.
 
     References
