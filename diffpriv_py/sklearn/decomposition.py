@@ -112,8 +112,9 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
     probabilistic PCA model of Tipping & Bishop (1999), N(0, W·diag(λ − σ²)₊·Wᵀ + σ²I) with W the released
     components, λ ``explained_variance_`` and σ² ``noise_variance_`` (mean 0, as the components are uncentred;
     scikit-learn uses the centred covariance, here the uncentred XᵀX/(n − 1) of the clipped rows, with
-    scikit-learn's n − 1 divisor, so on centred data they approach scikit-learn's as ε grows). They are post-processing, so they cost no privacy. They exist for the noisy-matrix methods only: with
-    ``method="ppca"`` they raise AttributeError (``hasattr`` is False) saying to use ``"wishart"``.
+    scikit-learn's n − 1 divisor, so on centred data they approach scikit-learn's as ε grows). They are
+    post-processing, so they cost no privacy. They exist for the noisy-matrix methods only: with ``method="ppca"``
+    they raise AttributeError (``hasattr`` is False) saying to use ``"wishart"``.
 
     References
     ----------
