@@ -289,3 +289,43 @@ def test_candidate_grid_is_the_documented_formula():
     for lo, hi, m in [(0.0, 1.0, 1025), (-3.0, 3.0, 7), (-1.5e308, 1.5e308, 1025), (1e15, 1e15 + 64, 1025)]:
         np.testing.assert_array_equal(dp.stats.candidate_grid(lo, hi, m), public_grid(lo, hi, m))
     np.testing.assert_array_equal(dp.stats.candidate_grid(0, 1, 1025), np.arange(1025) / 1024)
+
+
+# ---- axis=(): numpy's "no reduction", one answer per value ------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(10,), (10, 5)])
+@pytest.mark.parametrize("q", [0.5, [0.1, 0.5]])
+def test_empty_axis_tuple_reduces_nothing_as_numpy(shape, q):
+    """diffprivlib's test_axis: axis=() gives numpy's shape (each value its own answer), keepdims changes nothing."""
+    x = np.random.default_rng(0).random(shape)
+    expected = np.quantile(x, q, axis=())
+    assert np.shape(dp.stats.quantile(x, q, dp.Eps(1), bounds=(0, 1), axis=(), rng=0)) == expected.shape
+    kept = np.quantile(x, q, axis=(), keepdims=True).shape
+    assert np.shape(dp.stats.quantile(x, q, dp.Eps(1), bounds=(0, 1), axis=(), keepdims=True, rng=0)) == kept
+    assert np.shape(dp.stats.median(x, dp.Eps(1), bounds=(0, 1), axis=(), rng=0)) == shape
+
+
+def test_empty_axis_tuple_answers_each_value_from_that_value_alone_in_one_charge():
+    """At q = 0.1 and a large ε the answer for value v lies at or below v (the score of c < v beats c > v by 0.8):
+    answers built from the wrong values (or pooled) would fail. One release, charged ε once, split over the values.
+    """
+    x = np.array([[0.05, 0.9], [0.5, 0.3], [0.95, 0.6]])
+    lo, hi = np.array([0.0, 0.2]), np.array([1.0, 1.0])
+    acc = dp.Accountant(budget=dp.Eps(1e6))
+    for seed in range(5):
+        r = dp.stats.quantile(
+            x, 0.1, dp.Eps(1e5), bounds=(lo, hi), axis=(), rng=seed, accountant=acc, full_response=True
+        )
+        assert r.response.shape == x.shape and np.all(r.response <= x + 1e-3)
+        assert np.all(r.response >= lo) and np.all(r.response <= hi)  # each value's own column bounds
+        assert r.response[0, 1] >= 0.2  # the second column's grid starts at its own lower bound
+    assert acc.spent.epsilon == pytest.approx(5e5)
+
+
+def test_empty_axis_tuple_refuses_more_values_than_it_can_answer_before_the_charge():
+    """Each answer gets ε/(levels·values): beyond 4096 values the refusal names axis=() and the alternatives."""
+    acc = dp.Accountant(budget=dp.Eps(10.0))
+    with pytest.raises(ValueError, match=r"axis=\(\)"):
+        dp.stats.quantile(np.zeros(5000), 0.5, dp.Eps(1), bounds=(0, 1), axis=(), accountant=acc)
+    assert acc.spent.epsilon == 0

@@ -296,3 +296,89 @@ def test_a_classifier_facade_without_classes_is_refused_before_the_charge_and_ob
     clf = make(classes="observed", accountant=acc).fit(X, y)
     assert clf.classes_.tolist() == [0, 1, 2] and len(acc.ledger) == 1
     assert len(clf.assumptions_) == 1 and "classes='observed'" in clf.assumptions_[0]
+
+
+def test_pca_model_matches_scikit_learns_at_a_huge_epsilon_with_its_n_minus_1_divisor():
+    """diffprivlib's test_inf_epsilon: on centred data, score and get_covariance equal scikit-learn's as ε grows.
+
+    The released variances use scikit-learn's n − 1 divisor (n is public: a rescaling is post-processing); with the
+    n divisor the score differed by about d/2·ln(n/(n − 1)) ≈ 0.04 at n = 250, d = 21. The precision matches to
+    ~10⁻⁷ of its largest entry (the fixed-point grid's floor, amplified by 1/σ⁴), not to numpy's default atol.
+    """
+    from sklearn.decomposition import PCA as SkPCA
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(250, 21)
+    X -= X.mean(axis=0)
+    X /= np.linalg.norm(X, axis=1).max()
+    for k in (1, 4, 9):
+        ours = dps.PCA(k, epsilon=1e12, data_norm=1.0, rng=k).fit(X)
+        theirs = SkPCA(k, svd_solver="full").fit(X)
+        assert ours.score(X) == pytest.approx(theirs.score(X), abs=1e-7)
+        np.testing.assert_allclose(ours.explained_variance_, theirs.explained_variance_, rtol=1e-7)
+        assert np.allclose(ours.get_covariance(), theirs.get_covariance())
+        precision = theirs.get_precision()
+        np.testing.assert_allclose(ours.get_precision(), precision, atol=1e-6 * np.abs(precision).max())
+        assert np.allclose(np.abs((ours.components_ / theirs.components_).sum(axis=1)), 21)  # as diffprivlib checks
+
+
+# ---- PCA: n_components as a variance share or "mle", chosen from the release -------------------------------------
+
+
+def _centred_rows(n=1000, d=5, seed=0):
+    X = np.random.RandomState(seed).randn(n, d) * np.linspace(2.0, 0.5, d)
+    X -= X.mean(axis=0)
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+@pytest.mark.parametrize("n_components", ["mle", 0.5, 0.8, 0.95])
+def test_pca_variance_share_and_mle_choose_scikit_learns_k_at_a_large_epsilon(n_components):
+    """diffprivlib's test_float_components / test_mle_components: fit works and, as ε grows, k is scikit-learn's."""
+    from sklearn.decomposition import PCA as SkPCA
+
+    X = _centred_rows()
+    ours = dps.PCA(n_components, epsilon=1e9, data_norm=1.0, rng=0).fit(X)
+    k = SkPCA(n_components, svd_solver="full").fit(X).n_components_
+    assert ours.n_components_ == k and ours.components_.shape == (k, 5) and ours.transform(X).shape == (1000, k)
+    assert ours.explained_variance_.shape == (k,) and ours.get_feature_names_out().shape == (k,)
+    assert dps.PCA(n_components, epsilon=5.0, data_norm=1.0, rng=0).fit(X).n_components_ >= 1
+
+
+@pytest.mark.parametrize("n_components", ["mle", 0.7])
+def test_pca_chosen_k_is_post_processing_of_the_full_release(n_components):
+    """The release is the k = d one (same seed, same charge); k and the kept components are read off it alone.
+
+    Two datasets whose full releases coincide (the same seed and data) give the same k; the kept components are the
+    first k of the full release, and the accountant is charged exactly what an integer n_components is charged.
+    """
+    X = _centred_rows(seed=3)
+    acc = dp.Accountant(budget=dp.Eps(10.0))
+    chosen = dps.PCA(n_components, epsilon=1.0, data_norm=1.0, rng=7, accountant=acc).fit(X)
+    full = dps.PCA(None, epsilon=1.0, data_norm=1.0, rng=7).fit(X)
+    k = chosen.n_components_
+    np.testing.assert_array_equal(chosen.components_, full.components_[:k])
+    np.testing.assert_array_equal(chosen.explained_variance_, full.explained_variance_[:k])
+    assert chosen.model_.total_variance == full.model_.total_variance
+    assert acc.spent.epsilon == pytest.approx(1.0) and chosen.privacy_params_ == full.privacy_params_
+    if n_components == 0.7:  # recomputed from the released ratios only
+        shares = np.cumsum(full.explained_variance_ratio_)
+        assert k == int(np.searchsorted(shares, 0.7, side="right")) + 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, n_rows, match",
+    [
+        ({"n_components": 0.5, "method": "ppca"}, 100, "no eigenvalues"),
+        ({"n_components": "mle", "method": "ppca"}, 100, "no eigenvalues"),
+        ({"n_components": 1.5}, 100, r"\(0, 1\)"),
+        ({"n_components": 0.0}, 100, r"\(0, 1\)"),
+        ({"n_components": "mle"}, 3, "at least as many rows"),
+    ],
+)
+def test_pca_data_dependent_k_refusals_come_before_the_charge(kwargs, n_rows, match):
+    """PPCA (no eigenvalues), a share outside (0, 1) and "mle" with n < d are refused by name, nothing charged."""
+    acc = dp.Accountant(budget=dp.Eps(10.0))
+    X = _centred_rows(n=n_rows)
+    with pytest.raises(ValueError, match=match):
+        dps.PCA(epsilon=1.0, data_norm=1.0, rng=0, accountant=acc, **kwargs).fit(X)
+    assert acc.spent.epsilon == 0

@@ -177,8 +177,9 @@ class PCAModel:
         is positive.
     explained_variance : ndarray of shape (k,) or None
         For the noisy-matrix methods: the k largest eigenvalues of the noisy second-moment matrix, in the units of the
-        data (estimates of the eigenvalues of the uncentred XᵀX/n after clipping), free post-processing of the
-        release. ``None`` for ``"ppca"``, which releases no eigenvalues.
+        data (estimates of the eigenvalues of the uncentred XᵀX/(n − 1) after clipping: scikit-learn's n − 1
+        divisor, so that on centred data the model matches scikit-learn's PCA as ε grows), free post-processing of
+        the release (n is public). ``None`` for ``"ppca"``, which releases no eigenvalues.
     total_variance : float or None
         For the noisy-matrix methods: the trace of the same noisy matrix in the same units (the sum of *all* its
         eigenvalues), free post-processing; ``None`` for ``"ppca"``. It gives :attr:`explained_variance_ratio`
@@ -329,6 +330,11 @@ class PCAModel:
             raise ValueError(f"Z must be a 2-D array with {self.n_components} columns. Got shape {coords.shape}.")
         result: np.ndarray = coords @ self.components.T
         return result
+
+
+def _divisor(n: int) -> int:
+    """scikit-learn's variance divisor n − 1 (1 for a single record); n is public, so rescaling is post-processing."""
+    return max(n - 1, 1)
 
 
 # ---- the mechanism ----------------------------------------------------------------------------------------------
@@ -776,19 +782,19 @@ class PCA(DPMech):
             r, sigma2 = wishart_calibration(self.sensitivity, eps, d)
             noisy = _noise._round_to_grid(wishart_difference(d, n, sigma2, rng)[:, rows, cols], r)
             noisy += _noise._round_to_grid(value.gram[rows, cols], r)
-            return _symmetric(noisy, d), self.data_norm * self.data_norm / value.n
+            return _symmetric(noisy, d), self.data_norm * self.data_norm / _divisor(value.n)
         if self.method == "analyze_gauss":
             r, sigma = _noise.gaussian_grid_calibration(
                 lambda e, dl, s: analytic_gaussian_sigma(e, dl, s), self.sensitivity, eps, delta, dims
             )
             upper = value.gram[rows, cols]
-            scale = self.data_norm * self.data_norm / value.n
+            scale = self.data_norm * self.data_norm / _divisor(value.n)
         else:
             r, sigma = _mod_sulq_grid(value.n, d, eps, delta)
             # β is the paper's for rows in the unit ball; a sensitivity raised above √2 scales it up in proportion.
             sigma *= self.sensitivity / _SENSITIVITY["mod_sulq"]
             upper = value.gram[rows, cols] / value.n
-            scale = self.data_norm * self.data_norm
+            scale = self.data_norm * self.data_norm * value.n / _divisor(value.n)
         noisy = _noise.grid_gaussian(np.broadcast_to(upper, (n, dims)), r, sigma, rng)
         return _symmetric(noisy, d), scale
 

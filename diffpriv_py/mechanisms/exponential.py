@@ -52,7 +52,8 @@ def _weights(value: Any) -> tuple[float, ...] | None:
     arr = np.asarray(value)
     if arr.ndim != 1 or arr.dtype.kind not in "iuf":
         raise TypeError(
-            "A base measure of Exponential ('base_measure' or 'log_base_measure') must be a 1-D sequence of real "
+            "A base measure of Exponential ('base_measure', 'measure' or 'log_base_measure') must be a 1-D sequence of "
+            "real "
             "numbers, one per candidate response. "
             f"Got {value!r}."
         )
@@ -60,7 +61,7 @@ def _weights(value: Any) -> tuple[float, ...] | None:
 
 
 def _check_base_measure(instance: Any, attribute: attrs.Attribute[Any], value: tuple[float, ...] | None) -> None:
-    """Public checks of ``base_measure`` / ``log_base_measure`` (length, sign, finiteness), at construction."""
+    """Public checks of ``base_measure`` / ``measure`` / ``log_base_measure`` (length, sign, finite), when built."""
     if value is None:
         return
     name = attribute.name
@@ -70,7 +71,7 @@ def _check_base_measure(instance: Any, attribute: attrs.Attribute[Any], value: t
             f"candidates, got {len(value)} values."
         )
     arr = np.asarray(value)
-    if name == "base_measure":
+    if name != "log_base_measure":
         ok = bool(np.all(np.isfinite(arr)) and np.all(arr >= 0) and np.any(arr > 0))
         rule = "finite weights ≥ 0, at least one > 0"
     else:
@@ -78,8 +79,12 @@ def _check_base_measure(instance: Any, attribute: attrs.Attribute[Any], value: t
         rule = "log-weights in [-inf, inf) (no NaN or +inf), at least one finite"
     if not ok:
         raise ValueError(f"The '{name}' of Exponential must hold {rule}. Got {value!r}.")
-    if instance.base_measure is not None and instance.log_base_measure is not None:
-        raise TypeError("Pass either base_measure or log_base_measure to Exponential, not both.")
+    given = [n for n in ("base_measure", "measure", "log_base_measure") if getattr(instance, n) is not None]
+    if len(given) > 1:
+        raise TypeError(
+            f"Pass at most one base measure to Exponential, not both {given[0]} and {given[1]}. 'measure' is another "
+            "name for 'base_measure'; pass one of them, or 'log_base_measure' alone."
+        )
     if instance.method != "exponential":
         raise ValueError(
             f"A base measure is only supported with method='exponential'; got method={instance.method!r}. Drop the "
@@ -132,6 +137,8 @@ class Exponential(DPMech):
         Public weights μ(r) ≥ 0, one per candidate: candidate r is drawn with probability ∝ μ(r)·exp(ε·s(r)/(2Δ))
         (a weight 0 is never drawn). E.g. interval lengths for the exponential mechanism over intervals. Only with
         ``method="exponential"``.
+    measure : sequence of float, optional
+        Another name for ``base_measure`` (diffprivlib's ``Exponential(measure=...)``); pass one of the two.
     log_base_measure : sequence of float, optional
         The same as ln μ(r) (−inf for weight 0), for weights that would under- or overflow as floats.
     monotonic : bool, default False
@@ -163,6 +170,9 @@ class Exponential(DPMech):
     vectorized: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     method: str = attrs.field(default="exponential", validator=one_of("exponential", "permute_and_flip"))
     base_measure: tuple[float, ...] | None = attrs.field(
+        default=None, converter=_weights, validator=_check_base_measure, repr=False
+    )
+    measure: tuple[float, ...] | None = attrs.field(
         default=None, converter=_weights, validator=_check_base_measure, repr=False
     )
     log_base_measure: tuple[float, ...] | None = attrs.field(
@@ -207,10 +217,11 @@ class Exponential(DPMech):
         """ln μ per candidate (None without a base measure); weight 0 is −inf."""
         if self.log_base_measure is not None:
             return np.asarray(self.log_base_measure)
-        if self.base_measure is None:
+        weights = self.base_measure if self.base_measure is not None else self.measure
+        if weights is None:
             return None
         with np.errstate(divide="ignore"):
-            result: np.ndarray | None = np.log(np.asarray(self.base_measure))
+            result: np.ndarray | None = np.log(np.asarray(weights))
             return result
 
     def _release(self, value: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> Any:

@@ -46,7 +46,15 @@ class DiscreteLaplace(NumericMech):
     The output is integer-valued, so it has no floating-point structure to leak (Mironov 2012). The safe sampler
     computes its probabilities in float64 and is calibrated to a reduced ε_c = (ε − d·2⁻⁴⁰)/(1 + 2⁻⁴⁰) that pays
     for their rounding, so the reported guarantee is exactly ε (see :func:`diffpriv_py._noise.laplace_epsilon_reserve`).
-    The exact sampler needs no such reserve. Non-integer target outputs are refused.
+    The exact sampler needs no such reserve. Non-integer target outputs (e.g. 2.5) are refused before any noise is
+    drawn.
+
+    A non-integer sensitivity (e.g. Δ = 1.5) is accepted on purpose (diffprivlib's ``Geometric`` refuses it): Δ is an
+    *upper bound* on the L1 sensitivity, and the outputs of an integer-valued target differ by integers, so the true
+    sensitivity is some integer Δ* ≤ Δ. The noise ∝ exp(−ε|k|/Δ) then makes neighbouring outputs' probabilities
+    differ by at most exp(ε·Δ*/Δ) ≤ e^ε: the release is ε-DP, with more noise than ⌊Δ⌋ would need (pass the integer
+    bound for the least noise). A bound that is not an integer arises naturally (a sensitivity computed by a formula
+    or scaled by a weight), and it is valid as it stands.
 
     Examples
     --------

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import numbers
 import types
 from collections.abc import Callable
 from typing import Any, Literal
 
+import attrs
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .._validation import check_int
 from ..estimators.pca import PCA as PCAMech
+from ..estimators.pca import PCAModel
 from ..response import Response
 from ._base import DPEstimator
 
@@ -55,9 +58,12 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
 
     Parameters
     ----------
-    n_components : int or None, default None
-        Dimension k of the released subspace; ``None`` keeps every feature (k = d, as scikit-learn's default).
-        Choices that read the data (a variance fraction, ``"mle"``) are not offered: they would leak it.
+    n_components : int, float, "mle" or None, default None
+        Dimension k of the released subspace; ``None`` keeps every feature (k = d, as scikit-learn's default). A
+        float in (0, 1) keeps the fewest components whose share of the variance exceeds it, and ``"mle"`` picks k by
+        Minka's MLE (both as scikit-learn), with k chosen privately: the release is made for the public maximum
+        k = d and k is read off its noisy eigenvalues (post-processing; see Notes). Only for the noisy-matrix
+        methods (``"ppca"`` releases no eigenvalues to choose from).
     epsilon : float
         Privacy loss of one ``fit``; a required keyword (no default: a privacy level is never chosen for you).
     delta : float, default 0.0
@@ -108,12 +114,20 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
     The components are those of the *uncentred* second-moment matrix and ``transform`` does not subtract a mean;
     put a centring step with a public mean in front in a Pipeline if needed. ``y`` is ignored.
 
+    A data-dependent ``n_components`` (a variance fraction or ``"mle"``) never reads the data outside the release:
+    the noisy-matrix methods release the whole noisy second-moment matrix at a cost that does not depend on k, so
+    ``fit`` releases its d eigenpairs (k = d, the public maximum) and keeps the first k, with k computed from the
+    released noisy eigenvalues and trace and the public n alone. The number of components is then a function of the
+    DP release (post-processing), so the guarantee is the release's, unchanged. ``n_components_`` is that k, and
+    ``model_`` the truncated model. scikit-learn reads k off the exact spectrum, which would leak it.
+
     ``get_covariance``, ``get_precision``, ``score_samples`` and ``score`` are those of scikit-learn's PCA: the
     probabilistic PCA model of Tipping & Bishop (1999), N(0, W·diag(λ − σ²)₊·Wᵀ + σ²I) with W the released
     components, λ ``explained_variance_`` and σ² ``noise_variance_`` (mean 0, as the components are uncentred;
-    scikit-learn uses the centred covariance with an n − 1 denominator, here the uncentred XᵀX/n of the clipped
-    rows). They are post-processing, so they cost no privacy. They exist for the noisy-matrix methods only: with
-    ``method="ppca"`` they raise AttributeError (``hasattr`` is False) saying to use ``"wishart"``.
+    scikit-learn uses the centred covariance, here the uncentred XᵀX/(n − 1) of the clipped rows, with
+    scikit-learn's n − 1 divisor, so on centred data they approach scikit-learn's as ε grows). They are
+    post-processing, so they cost no privacy. They exist for the noisy-matrix methods only: with ``method="ppca"``
+    they raise AttributeError (``hasattr`` is False) saying to use ``"wishart"``.
 
     References
     ----------
@@ -131,7 +145,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
 
     def __init__(
         self,
-        n_components: int | None = None,
+        n_components: int | float | str | None = None,
         *,
         epsilon: float,
         delta: float = 0.0,
@@ -152,7 +166,37 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         self.rng = rng
         self.accountant = accountant
 
+    def _selects_k(self) -> bool:
+        """Whether k is chosen from the release (a variance fraction or "mle"), checked before any charge."""
+        value = self.n_components
+        if isinstance(value, str) and value == "mle":
+            selects = True
+        elif isinstance(value, numbers.Real) and not isinstance(value, (numbers.Integral, np.bool_)):
+            if not 0.0 < float(value) < 1.0:
+                raise ValueError(
+                    "A float 'n_components' of PCA is the share of the variance to keep and must lie in (0, 1), as "
+                    f"in scikit-learn. Got {value!r}. Pass e.g. n_components=0.9, or an integer number of components."
+                )
+            selects = True
+        else:
+            return False
+        if self.method == "ppca":
+            raise ValueError(
+                f"PCA(n_components={value!r}) chooses k from the released eigenvalues, but method='ppca' releases a "
+                "subspace only (no eigenvalues), and choosing k from the data's own spectrum would leak it. Use "
+                "method='wishart' (pure epsilon, the default) or 'analyze_gauss', or pass an integer n_components."
+            )
+        return selects
+
     def _mechanism(self, n_features: int | None = None) -> PCAMech:
+        if self._selects_k():  # the public maximum k = d; k itself is chosen from the release in _store
+            return PCAMech(
+                1 if n_features is None else n_features,
+                method=self.method,
+                data_norm=self.data_norm,
+                sampler=self.sampler,
+                n_sweeps=self.n_sweeps,
+            )
         if self.n_components is not None:  # checked under scikit-learn's name (the mechanism calls it k)
             n = check_int(self.n_components, "n_components", minimum=1, owner="PCA")
             if n_features is not None and n > n_features:
@@ -170,10 +214,31 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimator):
         )
 
     def _mechanism_for(self, X: np.ndarray, y: np.ndarray | None) -> PCAMech:
+        if isinstance(self.n_components, str) and self.n_components == "mle" and X.shape[0] < X.shape[1]:
+            raise ValueError(
+                "PCA(n_components='mle') needs at least as many rows as features, as in scikit-learn (Minka's MLE of "
+                f"the dimension). Got {X.shape[0]} rows and {X.shape[1]} features. Pass an integer n_components."
+            )
+        self._n_samples = X.shape[0]  # public (replace-one neighbours): Minka's MLE reads it
         return self._mechanism(X.shape[1])
+
+    def _chosen_k(self, model: PCAModel) -> int:
+        """k from the released noisy eigenvalues (all d of them) and trace: post-processing of the release."""
+        if isinstance(self.n_components, str):  # "mle": Minka (2000), as scikit-learn computes it
+            from sklearn.decomposition._pca import _infer_dimension
+
+            return max(1, int(_infer_dimension(np.asarray(model.explained_variance), self._n_samples)))
+        share = float(self.n_components or 0)  # a float in (0, 1), checked by _selects_k
+        cumulative = np.cumsum(np.asarray(model.explained_variance_ratio))
+        return min(int(np.searchsorted(cumulative, share, side="right")) + 1, model.n_features)
 
     def _store(self, response: Response) -> None:
         model = response.response
+        if self._selects_k():
+            k = self._chosen_k(model)
+            model = attrs.evolve(
+                model, components=model.components[:, :k], explained_variance=np.asarray(model.explained_variance)[:k]
+            )
         self.model_ = model
         self.components_ = np.asarray(model.components).T
         self.explained_variance_ = model.explained_variance

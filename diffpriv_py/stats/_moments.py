@@ -754,8 +754,15 @@ def _item(values: Any) -> Any:
 
 
 def _dtype_item(values: Any) -> Any:
-    """A scalar result as a numpy scalar of the requested dtype (numpy's ``np.sum(x, dtype=...)``)."""
-    return np.asarray(values).reshape(-1)[0]
+    """A scalar result: a Python ``int`` for an integer dtype, else a numpy scalar of the requested float dtype.
+
+    An integer result is exact as a Python ``int`` (it was clipped to the dtype's range), which is what
+    ``sum(x, dtype=int)`` callers compare with ``isinstance(r, int)`` (diffprivlib's contract; a numpy integer is
+    not an ``int``). A float32 or float16 result stays a numpy scalar, so its dtype is kept (numpy's
+    ``np.sum(x, dtype=...)``); float64 is a ``float`` either way.
+    """
+    value = np.asarray(values).reshape(-1)[0]
+    return int(value) if value.dtype.kind in "iu" else value
 
 
 def _integer_range(dtype: np.dtype) -> tuple[float, float]:

@@ -598,9 +598,12 @@ def quantile(
         reported unchanged.
     bounds : (lower, upper)
         Public bounds (scalars, or one value per column). Required; the result always lies inside them.
-    axis : {None, 0}, default None
+    axis : {None, 0, ()}, default None
         ``0``: one quantile per column of 2-D data; ``None`` pools all values (each record then moves ranks by up to
-        d, and the sensitivity is d).
+        d, and the sensitivity is d). ``()`` reduces nothing, as numpy: one answer per value, shaped like the data
+        (at most 4096 values), the quantile of that value alone, with ε split over every level and value (as
+        diffprivlib does). Mostly for numpy parity: the quantile of a single value says little (at q = 0.5 the rank
+        score cannot tell the two sides of the value apart, so the answer is uniform on the grid at any ε).
     nan_policy : {"raise", "omit"}, default "raise"
         ``"omit"`` leaves NaN out; the sensitivity stays 1, because a value turning into NaN moves the level q·n
         by q together with the count of values below each candidate by 1 or 0 (see :class:`Quantile`).
@@ -652,6 +655,12 @@ def quantile(
             "fine public bins (additive over blocks) and read the quantile off the private cumulative counts."
         )
     data = as_data(x, who=who)
+    if isinstance(axis, tuple) and not axis:  # numpy's axis=(): nothing is reduced, each value is its own answer
+        response = _each_value(
+            data, levels, privacy_params, bounds, nan_policy, n_candidates, rng=rng, accountant=accountant
+        )
+        each = response.response[0] if np.ndim(q) == 0 else response.response
+        return attrs.evolve(response, response=each) if full_response else each
     ax = check_axis(axis, data.ndim, who=who, allowed=(None, 0))
     two_d = data.ndim == 2
     lo, hi = check_bounds(bounds, data.shape[1] if two_d else None, who=who)
@@ -689,6 +698,46 @@ def quantile(
     if full_response:
         return attrs.evolve(response, response=value)
     return value
+
+
+_MAX_EACH_VALUE = 4096
+"""Most values ``axis=()`` answers: each gets ε/(levels·values), so more answers are noise (and cost memory)."""
+
+
+def _each_value(
+    data: np.ndarray,
+    levels: tuple[float, ...],
+    privacy_params: Eps,
+    bounds: Any,
+    nan_policy: str,
+    n_candidates: int,
+    *,
+    rng: RNGLike,
+    accountant: Any,
+) -> Any:
+    """``axis=()``: the quantile of every single value, (levels, *data.shape) (numpy's "no reduction").
+
+    The values are released as the columns of one record (bounds broadcast to every value), so the ε is split over
+    every level and value and the guarantee holds against a change of the whole dataset, a fortiori of one record
+    (diffprivlib splits the same way).
+    """
+    who = "dp.stats.quantile"
+    if data.size > _MAX_EACH_VALUE:
+        raise ValueError(
+            f"{who} with axis=() releases one quantile per value, each at ε/(levels·values), so {data.size} values "
+            f"would each get ε/{len(levels) * data.size:g} (noise only); at most {_MAX_EACH_VALUE} values are "
+            "answered. Reduce over an axis (axis=0 or None), or release the values themselves with dp.Laplace."
+        )
+    lo, hi = check_bounds(bounds, data.shape[1] if data.ndim == 2 else None, who=who)
+    mech = Quantile(
+        quantiles=levels,
+        lower=np.broadcast_to(lo, data.shape).reshape(-1),
+        upper=np.broadcast_to(hi, data.shape).reshape(-1),
+        nan_policy=nan_policy,
+        n_candidates=n_candidates,
+    )
+    response = mech.release_response(privacy_params, data.reshape(1, -1), rng=rng, accountant=accountant)
+    return attrs.evolve(response, response=np.asarray(response.response).reshape(len(levels), *data.shape))
 
 
 def median(

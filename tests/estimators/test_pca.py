@@ -421,10 +421,10 @@ def test_release_is_an_orthonormal_read_only_model_with_transform(method, rng):
 
 
 def test_explained_variance_estimates_the_second_moments_in_data_units(rng):
-    """Analyze Gauss at large ε: the released eigenvalues approach those of XᵀX/n (rows inside the norm bound)."""
+    """Analyze Gauss at large ε: the released eigenvalues approach those of XᵀX/(n − 1) (rows inside the norm bound)."""
     X = _spiked_data(rng, n=20_000)
     r = PCA(2, method="analyze_gauss", data_norm=3.0).release_response(dp.Del(5.0, 1e-6), X, rng=2)
-    exact = np.linalg.eigvalsh(X.T @ X / len(X))[::-1][:2]
+    exact = np.linalg.eigvalsh(X.T @ X / (len(X) - 1))[::-1][:2]
     np.testing.assert_allclose(r.response.explained_variance, exact, rtol=0.05)
 
 

@@ -55,6 +55,22 @@ def test_log_base_measure_is_the_same_mechanism_as_its_weights():
     )
 
 
+def test_measure_is_diffprivlibs_name_for_the_base_measure():
+    """measure= (diffprivlib's keyword) is the same mechanism as base_measure=: the same draws with the same seed."""
+    target = _constant_scores({0: 0.3, 1: 1.0, 2: -2.0})
+    weights = [1.0, 0.0, 3.0]
+    by_base = dp.Exponential(target=target, response_set=[0, 1, 2], sensitivity=1.0, base_measure=weights)
+    by_measure = dp.Exponential(target=target, response_set=[0, 1, 2], sensitivity=1.0, measure=weights)
+    scores = np.array([0.3, 1.0, -2.0])
+    a = by_base._sample_many(scores, dp.Eps(1.0), np.random.default_rng(7), 2000)
+    b = by_measure._sample_many(scores, dp.Eps(1.0), np.random.default_rng(7), 2000)
+    np.testing.assert_array_equal(a, b)
+    assert not np.any(b == 1)  # weight 0 is never drawn: the measure is not ignored
+    assert [by_measure.release_response(dp.Eps(1.0), None, rng=s).response for s in range(20)] == [
+        by_base.release_response(dp.Eps(1.0), None, rng=s).response for s in range(20)
+    ]
+
+
 def test_base_measure_probabilities_follow_weight_times_exponential_score():
     """P(r) ∝ μ(r)·exp(ε·s(r)/(2Δ)): with μ = (1, 4) and s = (2, 0), Δ = 1, ε = 1: P(1) = 4/(4 + e)."""
     mech = dp.Exponential(
@@ -114,6 +130,11 @@ def test_zero_sensitivity_with_a_base_measure_releases_the_best_candidate_of_pos
         ({"log_base_measure": [-np.inf] * 3}, ValueError, "at least one finite"),
         ({"base_measure": [1, 1, 1], "log_base_measure": [0, 0, 0]}, TypeError, "not both"),
         ({"base_measure": [1, 1, 1], "method": "permute_and_flip"}, ValueError, "method='exponential'"),
+        ({"measure": [1, 2]}, ValueError, "one value per candidate"),
+        ({"measure": [-1, 1, 1]}, ValueError, "≥ 0"),
+        ({"measure": [1, 1, 1], "base_measure": [1, 1, 1]}, TypeError, "not both"),
+        ({"measure": [1, 1, 1], "log_base_measure": [0, 0, 0]}, TypeError, "not both"),
+        ({"measure": [1, 1, 1], "method": "permute_and_flip"}, ValueError, "method='exponential'"),
         ({"base_measure": "abc"}, TypeError, "1-D sequence"),
         ({"monotonic": 1}, TypeError, "monotonic"),
     ],

@@ -79,6 +79,18 @@ def test_scalar_discrete_laplace_still_refuses_a_non_integer_output(value):
         dp.DiscreteLaplace(target=lambda x: value, sensitivity=1.0).release_response(dp.Eps(1.0), None, rng=0)
 
 
+def test_discrete_laplace_takes_a_non_integer_sensitivity_as_the_upper_bound_it_is():
+    """Δ = 1.5 on a count (true sensitivity 1): the noise ∝ exp(−ε|k|/1.5), so neighbouring outputs' log-probabilities
+    differ by at most ε/1.5 ≤ ε (ε-DP, more noise than Δ = 1). Non-integer *values* are refused (test above)."""
+    for noise in ("safe", "exact"):
+        mech = dp.DiscreteLaplace(target=lambda x: int(np.sum(x)), sensitivity=1.5, noise=noise)
+        dist = mech.noise_distribution(dp.Eps(1.0))
+        k = np.arange(-50, 51)
+        worst = np.max(np.abs(dist.logpmf(k) - dist.logpmf(k - 1)))  # counts 0 and 1: outputs m − 0 and m − 1
+        assert worst == pytest.approx(1.0 / 1.5) and worst <= 1.0
+        assert type(mech.release_response(dp.Eps(1.0), [0, 1, 1], rng=0).response) is int
+
+
 def test_laplace_refuses_a_too_small_epsilon_before_the_charge_every_time():
     """The cached safe-noise checks still refuse, before any charge, on every attempt (failures are not cached)."""
     acc = dp.Accountant(budget=dp.Eps(1.0))
