@@ -58,7 +58,7 @@ def _ranks_below(codes: np.ndarray, n_codes: int, limit: int, rng: np.random.Gen
     are put in a uniformly random order (one permutation) and stably sorted by code, which leaves the elements of each
     code in that random order."""
     sizes = np.bincount(codes, minlength=n_codes)
-    ok = sizes[codes] <= limit
+    ok: np.ndarray = sizes[codes] <= limit
     over = np.flatnonzero(~ok)
     if over.size:
         over = over[rng.permutation(over.size)]
@@ -127,7 +127,8 @@ def bound_contributions(
     pair_unit = np.empty(n_pairs, dtype=np.intp)
     pair_unit[pair] = unit  # the person of each pair (every row of a pair has the same person)
     pair_ok = _ranks_below(pair_unit, int(unit.max()) + 1, max_groups, rng)
-    return row_ok & pair_ok[pair]
+    keep: np.ndarray = row_ok & pair_ok[pair]
+    return keep
 
 
 def people_per_group(unit: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:

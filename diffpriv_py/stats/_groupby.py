@@ -776,8 +776,14 @@ def _factorize(labels: np.ndarray, *, sort: bool = True) -> tuple[np.ndarray, np
     except ImportError:  # pragma: no cover - pandas is needed for the DataFrame result anyway
         uniques, codes = np.unique(labels, return_inverse=True)
         return uniques, codes.reshape(-1)
-    codes, uniques = pd.factorize(labels, sort=False, use_na_sentinel=False)  # a missing label is a group too
-    codes, uniques = codes.astype(np.intp, copy=False), np.asarray(uniques)
+    if labels.dtype.kind == "U" and labels.dtype.itemsize and labels.shape[0]:
+        codes = _factorize_fixed_width(labels)
+        representative = np.empty(int(codes.max()) + 1, dtype=np.intp)
+        representative[codes] = np.arange(codes.shape[0])  # any row of a code: they all hold the same string
+        uniques = labels[representative]
+    else:
+        codes, uniques = pd.factorize(labels, sort=False, use_na_sentinel=False)  # a missing label is a group too
+        codes, uniques = codes.astype(np.intp, copy=False), np.asarray(uniques)
     if sort and uniques.size > 1:
         order = np.argsort(uniques, kind="stable")  # NaN last, as np.unique
         if (order[1:] < order[:-1]).any():
@@ -785,6 +791,27 @@ def _factorize(labels: np.ndarray, *, sort: bool = True) -> tuple[np.ndarray, np
             rank[order] = np.arange(order.size)
             uniques, codes = uniques[order], rank[codes]
     return uniques, codes
+
+
+def _factorize_fixed_width(labels: np.ndarray) -> np.ndarray:
+    """Codes (first appearance) of a fixed-width unicode column, without making a Python string per row.
+
+    Each row is its characters (code points < 2²¹), read as integers: the codes so far and as many further
+    characters as fit beside them in 63 bits are packed into one int64 key and factorised by hashing, until every
+    character is consumed — a few integer hash passes instead of hashing Python strings."""
+    import pandas as pd
+
+    chars = labels.view(np.uint32).reshape(labels.shape[0], -1).astype(np.int64)
+    codes, n_codes, j = np.zeros(labels.shape[0], dtype=np.int64), 1, 0
+    while j < chars.shape[1]:
+        room = max(1, (63 - max(1, (n_codes - 1).bit_length())) // 21)
+        key = codes
+        for col in range(j, min(j + room, chars.shape[1])):
+            key = (key << 21) | chars[:, col]
+        j += room
+        codes, uniques = pd.factorize(key, sort=False)
+        n_codes = int(uniques.shape[0])
+    return codes.astype(np.intp, copy=False)
 
 
 def _materialise(column: Any) -> Any:
