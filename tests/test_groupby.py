@@ -179,6 +179,19 @@ def test_heavy_pairs_beyond_two_radix_digits_keep_a_uniform_subset():
     assert sps.chisquare(np.bincount(np.argmin(first, axis=1), minlength=3)).pvalue < P_FALSE_ALARM
 
 
+@pytest.mark.parametrize("width", [1, 3, 4, 7, 12])
+def test_string_labels_factorise_as_np_unique(rng, width):
+    """The packed-integer factorisation of fixed-width strings (empty strings, accents, the largest code point)
+    gives np.unique's sorted labels and codes."""
+    from diffpriv_py.stats._groupby import _factorize
+
+    alphabet = list("ab\u00e9\U0010ffff")
+    labels = np.array(["".join(rng.choice(alphabet, rng.integers(0, width + 1))) for _ in range(3000)])
+    uniques, codes = _factorize(labels)
+    expected, inverse = np.unique(labels, return_inverse=True)
+    assert np.array_equal(uniques, expected) and np.array_equal(codes, inverse)
+
+
 def test_radix_argsort_is_numpys_stable_argsort(rng):
     for n_codes in (3, 2**16, 2**16 + 1, 2**33):
         codes = rng.integers(0, n_codes, 5000)

@@ -801,13 +801,14 @@ def _factorize_fixed_width(labels: np.ndarray) -> np.ndarray:
     character is consumed — a few integer hash passes instead of hashing Python strings."""
     import pandas as pd
 
-    chars = labels.view(np.uint32).reshape(labels.shape[0], -1).astype(np.int64)
+    chars = labels.view(np.uint32).reshape(labels.shape[0], -1)  # a view: one column at a time is widened
     codes, n_codes, j = np.zeros(labels.shape[0], dtype=np.int64), 1, 0
     while j < chars.shape[1]:
-        room = max(1, (63 - max(1, (n_codes - 1).bit_length())) // 21)
+        room = max(1, (63 - (n_codes - 1).bit_length()) // 21)
         key = codes
         for col in range(j, min(j + room, chars.shape[1])):
-            key = (key << 21) | chars[:, col]
+            key <<= 21
+            key |= chars[:, col]
         j += room
         codes, uniques = pd.factorize(key, sort=False)
         n_codes = int(uniques.shape[0])
