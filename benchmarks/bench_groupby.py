@@ -1,6 +1,7 @@
 """Private group-by: dp.stats.groupby against the non-private pandas group-by it replaces, in memory and on dask.
 
 Run: python benchmarks/bench_groupby.py [--quick]
+     python benchmarks/bench_groupby.py --scale   (pandas vs ours at 10⁶ and 10⁷ rows, 10² and 10⁴ groups)
      python benchmarks/bench_groupby.py --quantiles [--before DIR] [--peer-python PYTHON]
 
 Prints a Markdown table for benchmarks/README.md. Data: n rows of (person id, one of 200 city labels, a N(50, 20)
@@ -48,13 +49,77 @@ def median_times(fns: list[Callable[[], Any]], repeats: int) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
-def table(n: int, rng: np.random.Generator) -> Any:
+def table(n: int, rng: np.random.Generator, n_cities: int = 200) -> Any:
     import pandas as pd
 
     rows = rng.integers(1, 7, n // 3)
     pid = np.repeat(np.arange(rows.size), rows)[:n]
-    city = rng.choice(np.array([f"c{i:03d}" for i in range(200)]), pid.size)
+    width = max(3, len(str(n_cities - 1)))
+    city = rng.choice(np.array([f"c{i:0{width}d}" for i in range(n_cities)]), pid.size)
     return pd.DataFrame({"pid": pid, "city": city, "x": rng.normal(50, 20, pid.size)})
+
+
+SCALE_CASES = ((1_000_000, 100), (1_000_000, 10_000), (10_000_000, 100), (10_000_000, 10_000))
+
+
+def scale_child(n: int, n_cities: int, repeats: int) -> None:
+    """One size in a fresh process: pandas' group-by and ours (count + mean, privacy_unit, max_groups = max_rows = 2,
+    Del(1, 10⁻⁶)) interleaved; then each one's peak extra memory (tracemalloc, untimed). Prints JSON."""
+    import os
+    import tracemalloc
+
+    import diffpriv_py.pandas  # noqa: F401  (registers DataFrame.private)
+
+    df = table(n, np.random.default_rng(0), n_cities)
+    query = {"column": "x", "statistics": ["count", "mean"], "bounds": (0, 100), "privacy_unit": "pid"}
+
+    def ours() -> Any:
+        return df.private.groupby("city", dp.Del(1.0, 1e-6), max_groups=2, max_rows=2, **query)
+
+    load = [os.getloadavg()[0]]
+    t_pandas, t_ours = median_times([lambda: pandas_agg(df), ours], repeats)
+    load.append(os.getloadavg()[0])
+    peaks = []
+    for fn in (lambda: pandas_agg(df), ours):
+        tracemalloc.start()
+        fn()
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    size = int(df.memory_usage(deep=True).sum())
+    print(json.dumps({"pandas": t_pandas, "ours": t_ours, "peak_pandas": peaks[0], "peak_ours": peaks[1],
+                      "input": size, "load": max(load)}))  # fmt: skip
+
+
+def scale_table() -> None:
+    """Pandas' group-by against ours at 10⁶ and 10⁷ rows and 10² and 10⁴ groups, one child process per size."""
+    import math
+    import platform
+
+    results = {}
+    for n, n_cities in SCALE_CASES:
+        repeats = 5 if n <= 1_000_000 else 3
+        child = subprocess.run(
+            [sys.executable, __file__, "--scale-child", str(n), str(n_cities), "--repeats", str(repeats)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        results[n, n_cities] = json.loads(child.stdout.strip().splitlines()[-1])
+    print(f"{platform.processor() or platform.machine()}, {__import__('os').cpu_count()} cores; count + mean per city, "
+          "privacy_unit, max_groups = max_rows = 2, Del(1, 1e-6); CPU-time medians, pandas and ours interleaved in "
+          "one process per size\n")  # fmt: skip
+    print("| rows | groups | pandas (s) | ours (s) | ours / pandas | peak extra memory / input (ours; pandas) "
+          "| load avg |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for (n, g), r in results.items():
+        print(f"| {n:.0e} | {g:,} | {r['pandas']:.3f} | {r['ours']:.3f} | {r['ours'] / r['pandas']:.1f} "
+              f"| {r['peak_ours'] / r['input']:.2f}; {r['peak_pandas'] / r['input']:.2f} "
+              f"(input {r['input'] / 2**20:.0f} MiB) | {r['load']:.1f} |")  # fmt: skip
+    for g in sorted({g for _, g in results}):
+        small, large = results[1_000_000, g], results[10_000_000, g]
+        slope = math.log10(large["ours"] / small["ours"])
+        slope_pd = math.log10(large["pandas"] / small["pandas"])
+        print(f"\n{g:,} groups: log-log slope 10⁶ → 10⁷ rows, ours {slope:.2f}, pandas {slope_pd:.2f}")
 
 
 def pandas_agg(df: Any) -> Any:
@@ -175,7 +240,15 @@ def main() -> None:
     parser.add_argument("--peer-python", help="python with diffprivlib (and this package on PYTHONPATH)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--peer-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--scale", action="store_true", help="pandas vs ours at 10⁶/10⁷ rows, 10²/10⁴ groups")
+    parser.add_argument("--scale-child", nargs=2, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.scale_child:
+        scale_child(*args.scale_child, args.repeats)
+        return
+    if args.scale:
+        scale_table()
+        return
     if args.peer_child:
         peer_child(args.repeats)
         return

@@ -91,6 +91,113 @@ def test_contribution_bounding_keeps_a_uniformly_random_subset():
     assert np.all((counts >= low) & (counts <= high))
 
 
+class _FirstRows:
+    """Mutant randomness: every "random" order is the input order, so bounding keeps each person's first rows."""
+
+    def permutation(self, n: int) -> np.ndarray:
+        return np.arange(n)
+
+
+def _kept_subset_counts(gen, runs: int) -> tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], float]]:
+    """Person 0 owns rows 0-5: three rows in group 0, two in group 1, one in group 2 (max_groups = max_rows = 2),
+    interleaved with 40 other people's rows in the same groups. Frequencies of person 0's kept row sets over
+    ``runs`` boundings, and their exact law: a uniform pair of groups, and in group 0 a uniform pair of rows."""
+    own_group = np.array([0, 0, 0, 1, 1, 2])
+    other_unit = np.repeat(np.arange(1, 41), 3)
+    other_group = np.random.default_rng(1).integers(0, 3, other_unit.size)
+    unit = np.concatenate([np.zeros(6, dtype=np.int64), other_unit])
+    group = np.concatenate([own_group, other_group])
+    mix = np.random.default_rng(2).permutation(unit.size)  # person 0's rows spread among the others
+    unit, group = unit[mix], group[mix]
+    mine = np.argsort(mix)[:6]  # where person 0's rows went, in the order of own_group
+    counts: dict[tuple[int, ...], int] = {}
+    for _ in range(runs):
+        kept = tuple(np.flatnonzero(bound_contributions(unit, group, 2, 2, gen)[mine]))
+        counts[kept] = counts.get(kept, 0) + 1
+    law: dict[tuple[int, ...], float] = {(3, 4, 5): 1 / 3}
+    for rows in ((0, 1), (0, 2), (1, 2)):
+        law[(*rows, 3, 4)] = law[(*rows, 5)] = 1 / 9
+    return counts, law
+
+
+def _chi_square_p(counts: dict[tuple[int, ...], int], law: dict[tuple[int, ...], float]) -> float:
+    if set(counts) - set(law):
+        return 0.0  # a kept set the law forbids
+    runs = sum(counts.values())
+    observed = np.array([counts.get(k, 0) for k in law])
+    return float(sps.chisquare(observed, runs * np.array(list(law.values()))).pvalue)
+
+
+def test_each_persons_kept_subset_is_uniform_among_others_rows():
+    """The bounding rule's law: person 0's kept rows follow the exact uniform law (chi-square over the 7 possible
+    sets, 3000 draws, false alarm 10⁻⁷), whatever other people's rows interleave with theirs."""
+    counts, law = _kept_subset_counts(np.random.default_rng(3), 3000)
+    assert _chi_square_p(counts, law) > P_FALSE_ALARM
+
+
+def test_the_uniformity_test_catches_a_rule_that_keeps_the_first_rows():
+    """The same test run on the mutant "keep each person's first rows" (orders not shuffled) rejects it."""
+    counts, law = _kept_subset_counts(_FirstRows(), 3000)
+    assert _chi_square_p(counts, law) < P_FALSE_ALARM
+
+
+@pytest.mark.parametrize(("max_groups", "max_rows"), [(1, 1), (2, 3), (5, 2)])
+def test_per_person_limits_hold_exactly_on_adversarial_tables(rng, max_groups, max_rows):
+    """One person with 10⁴ rows over 10⁴ groups, one with 10⁴ rows in one group, one with 3 rows in each of 50
+    groups, and 7·10⁴ people with one row each (codes beyond 2¹⁶: two radix passes): each heavy person keeps
+    exactly min(limits) — never more, never fewer — and every light person keeps their row."""
+    n_light = 70_000
+    unit = np.concatenate([np.zeros(10_000), np.ones(10_000), np.full(150, 2), np.arange(3, 3 + n_light)])
+    group = np.concatenate(
+        [np.arange(10_000), np.full(10_000, 7), np.repeat(np.arange(50), 3), rng.integers(0, 9, n_light)]
+    )
+    unit, group = unit.astype(np.int64), group.astype(np.int64)
+    mix = rng.permutation(unit.size)
+    unit, group = unit[mix], group[mix]
+    keep = bound_contributions(unit, group, max_groups, max_rows, rng)
+    kept = pd.DataFrame({"u": unit[keep], "g": group[keep]})
+    per_pair = kept.groupby(["u", "g"]).size()
+    assert per_pair.max() <= max_rows
+    assert kept.groupby("u").g.nunique().max() <= max_groups
+    assert (kept.u == 0).sum() == max_groups  # 10⁴ groups of one row
+    assert (kept.u == 1).sum() == max_rows  # one group of 10⁴ rows
+    assert (kept.u == 2).sum() == max_groups * min(max_rows, 3)
+    assert keep[unit >= 3].all()
+
+
+def test_heavy_pairs_beyond_two_radix_digits_keep_a_uniform_subset():
+    """7·10⁴ people with 3 rows in one group each (max_rows = 2, pair codes beyond 2¹⁶): exactly 2 rows each, and
+    which of the 3 rows is dropped is uniform (chi-square over the 3 positions, false alarm 10⁻⁷)."""
+    people = 70_000
+    unit = np.repeat(np.arange(people), 3)
+    keep = bound_contributions(unit, np.zeros_like(unit), 1, 2, np.random.default_rng(4))
+    per_person = keep.reshape(people, 3)
+    assert (per_person.sum(axis=1) == 2).all()
+    dropped = np.bincount(np.argmin(per_person, axis=1), minlength=3)
+    assert sps.chisquare(dropped).pvalue > P_FALSE_ALARM
+    first = bound_contributions(unit, np.zeros_like(unit), 1, 2, _FirstRows()).reshape(people, 3)  # mutant
+    assert sps.chisquare(np.bincount(np.argmin(first, axis=1), minlength=3)).pvalue < P_FALSE_ALARM
+
+
+@pytest.mark.parametrize("width", [1, 3, 4, 7, 12])
+def test_string_labels_factorise_as_np_unique(rng, width):
+    """The packed-integer factorisation of fixed-width strings (empty strings, accents, the largest code point)
+    gives np.unique's sorted labels and codes."""
+    from diffpriv_py.stats._groupby import _factorize
+
+    alphabet = list("ab\u00e9\U0010ffff")
+    labels = np.array(["".join(rng.choice(alphabet, rng.integers(0, width + 1))) for _ in range(3000)])
+    uniques, codes = _factorize(labels)
+    expected, inverse = np.unique(labels, return_inverse=True)
+    assert np.array_equal(uniques, expected) and np.array_equal(codes, inverse)
+
+
+def test_radix_argsort_is_numpys_stable_argsort(rng):
+    for n_codes in (3, 2**16, 2**16 + 1, 2**33):
+        codes = rng.integers(0, n_codes, 5000)
+        assert np.array_equal(_contribution._radix_argsort(codes, n_codes), np.argsort(codes, kind="stable"))
+
+
 def test_a_person_with_many_rows_moves_a_count_by_at_most_max_rows(rng):
     """A person with 50 rows in one group adds at most max_rows to its exact (bounded) count."""
     base = pd.DataFrame({"pid": np.arange(100), "city": ["x"] * 100})

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _noise
 from .._blockwise import is_out_of_core, map_reduce
-from .._contribution import bound_contributions, run_starts
+from .._contribution import bound_contributions, people_per_group
 from .._datasets import as_array
 from .._extras import require
 from .._fixed_point import (
@@ -605,7 +605,7 @@ class GroupBy(DPMech):
             # with different payloads) are one group, released as 0.0 (the canonical NaN) whatever its rows hold.
             labels = np.where(np.isnan(labels), np.nan, labels + 0.0)
         # Under replace-one-person neighbours the number of people is public (it bounds the float allowance).
-        unit_all = None if unit is None else _factorize(unit)
+        unit_all = None if unit is None else _factorize(unit, sort=False)  # only the people's number and codes
         n_people = by.shape[0] if unit_all is None else int(unit_all[0].size)
         unit = None if unit_all is None else unit_all[1]
         rows_at = np.arange(codes.shape[0])  # original row of each surviving row (values are read by it)
@@ -639,9 +639,7 @@ class GroupBy(DPMech):
             if unit_codes is None:
                 people = _group_sums(by_codes, None, n_groups).astype(np.int64)
             else:
-                pairs = np.sort(unit_codes.astype(np.int64) * n_groups + by_codes)  # distinct (person, group)
-                pairs = pairs[run_starts(pairs)]
-                people = _group_sums(pairs % n_groups, None, n_groups).astype(np.int64)
+                people = people_per_group(unit_codes, by_codes, n_groups)
             # The candidates are the groups that still hold a person (hence a kept row: max_rows ≥ 1) after
             # bounding, never the raw labels: a label whose rows were all dropped by the bounding exists in one
             # neighbour only, and noising it would release it at the rate of its noise alone, without the union bound
@@ -942,16 +940,55 @@ def _add_block_sums(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return total
 
 
-def _factorize(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct labels, code of each row), as ``np.unique(..., return_inverse=True)``; pandas' hash-based
-    factorisation when available (several times faster on strings)."""
+def _factorize(labels: np.ndarray, *, sort: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct labels, code of each row): with ``sort``, the labels sorted as by
+    ``np.unique(..., return_inverse=True)``, else in order of first appearance.
+
+    pandas' hash-based factorisation (one linear pass, several times faster than a sort on strings); with ``sort``
+    only the distinct labels are sorted and the codes renumbered by one lookup in that small table, never the rows.
+    """
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is needed for the DataFrame result anyway
         uniques, codes = np.unique(labels, return_inverse=True)
         return uniques, codes.reshape(-1)
-    codes, uniques = pd.factorize(labels, sort=True, use_na_sentinel=False)  # a missing label is a group too
-    return np.asarray(uniques), codes.astype(np.intp, copy=False)
+    if labels.dtype.kind == "U" and labels.dtype.itemsize and labels.shape[0]:
+        codes = _factorize_fixed_width(labels)
+        representative = np.empty(int(codes.max()) + 1, dtype=np.intp)
+        representative[codes] = np.arange(codes.shape[0])  # any row of a code: they all hold the same string
+        uniques = labels[representative]
+    else:
+        codes, uniques = pd.factorize(labels, sort=False, use_na_sentinel=False)  # a missing label is a group too
+        codes, uniques = codes.astype(np.intp, copy=False), np.asarray(uniques)
+    if sort and uniques.size > 1:
+        order = np.argsort(uniques, kind="stable")  # NaN last, as np.unique
+        if (order[1:] < order[:-1]).any():
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            uniques, codes = uniques[order], rank[codes]
+    return uniques, codes
+
+
+def _factorize_fixed_width(labels: np.ndarray) -> np.ndarray:
+    """Codes (first appearance) of a fixed-width unicode column, without making a Python string per row.
+
+    Each row is its characters (code points < 2²¹), read as integers: the codes so far and as many further
+    characters as fit beside them in 63 bits are packed into one int64 key and factorised by hashing, until every
+    character is consumed — a few integer hash passes instead of hashing Python strings."""
+    import pandas as pd
+
+    chars = labels.view(np.uint32).reshape(labels.shape[0], -1)  # a view: one column at a time is widened
+    codes, n_codes, j = np.zeros(labels.shape[0], dtype=np.int64), 1, 0
+    while j < chars.shape[1]:
+        room = max(1, (63 - (n_codes - 1).bit_length()) // 21)
+        key = codes
+        for col in range(j, min(j + room, chars.shape[1])):
+            key <<= 21
+            key |= chars[:, col]
+        j += room
+        codes, uniques = pd.factorize(key, sort=False)
+        n_codes = int(uniques.shape[0])
+    return codes.astype(np.intp, copy=False)
 
 
 def _materialise(column: Any) -> Any:
