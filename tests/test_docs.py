@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import name_the_extra
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -91,7 +92,7 @@ def test_the_python_snippets_of_a_page_run(name, tmp_path, monkeypatch):
         try:
             exec(compile(block, f"{page.name}[block {number}]", "exec"), namespace)
         except ImportError as err:
-            pytest.skip(f"optional dependency missing: {err}")
+            pytest.skip(name_the_extra(f"could not import '{err.name}': {err}"))
 
 
 TUTORIALS = sorted((DOCS.parent / "examples").glob("tutorial_*.py"))
