@@ -4,9 +4,9 @@ Pages are MyST Markdown (``docs/*.md``). The API reference is generated from the
 public module that imports, each object documented once at its most public name. The tutorials
 (``examples/tutorial_*.py``) form a sphinx-gallery executed at build time with their quick settings
 (``DIFFPRIV_PY_QUICK=1``), so each page shows what its code prints and the figures it draws; sphinx-gallery reruns
-only the tutorials whose source changed since the last build. ``DIFFPRIV_PY_DOCS_EXECUTE=0`` turns execution off
-for a fast draft build. The other example scripts get a page each with their source (CI runs every example in
-``tests/test_examples.py``).
+only the tutorials whose source changed since the last build (delete ``docs/auto_examples`` to rerun them all after
+a change to the library). ``DIFFPRIV_PY_DOCS_EXECUTE=0`` turns execution off for a fast draft build. The other
+example scripts get a page each with their source (CI runs every example in ``tests/test_examples.py``).
 """
 
 from __future__ import annotations
