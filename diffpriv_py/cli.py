@@ -274,9 +274,38 @@ def _run_demo(args: argparse.Namespace) -> int:
         print(f"\n  ({note})")
     print(
         f"\nEach private answer is one random draw: run again for another. Smaller {sym['eps']} means more noise.\n"
-        f"Done in {time.perf_counter() - start:.1f} s. Next: '{PROG} evaluate --help' and '{PROG} audit --help'."
+        f"Done in {time.perf_counter() - start:.1f} s. {_demo_next_steps()}"
     )
     return status
+
+
+def _demo_next_steps() -> str:
+    """The demo's last words: what to run next, naming the extra a suggested command needs when it is missing.
+
+    The demo runs on the core alone (``pip install diffpriv-py``); ``evaluate`` needs scikit-learn (the ``sklearn``
+    extra) and matplotlib for its figures (``plot``), so the demo never points at a command that would fail.
+    """
+    import importlib.util
+
+    from ._extras import EXTRAS, install_hint
+
+    def missing(module: str) -> str | None:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ImportError:  # a finder that refuses the module outright
+            found = False
+        return None if found else EXTRAS[module][1]
+
+    audit = f"'{PROG} audit --help'"
+    needed, for_plots = missing("sklearn"), missing("matplotlib")
+    if needed is not None:
+        extras = [e for e in (needed, for_plots) if e]
+        names = " and ".join(extras) + (" extras" if len(extras) > 1 else " extra")
+        return f"Next: {audit}; '{PROG} evaluate' needs the {names} first: {install_hint(','.join(extras))}."
+    evaluate = f"'{PROG} evaluate --help'"
+    if for_plots is not None:
+        evaluate += f" (its plots need the {for_plots} extra: {install_hint(for_plots)})"
+    return f"Next: {evaluate} and {audit}."
 
 
 # ---- argument types -------------------------------------------------------------------------------------------------

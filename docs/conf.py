@@ -2,9 +2,11 @@
 
 Pages are MyST Markdown (``docs/*.md``). The API reference is generated from the docstrings (numpydoc) of every
 public module that imports, each object documented once at its most public name. The tutorials
-(``examples/tutorial_*.py``) form a sphinx-gallery; they are not executed here unless
-``DIFFPRIV_PY_DOCS_EXECUTE=1`` (CI runs every example separately in ``tests/test_examples.py``). The other example
-scripts get a page each with their source.
+(``examples/tutorial_*.py``) form a sphinx-gallery executed at build time with their quick settings
+(``DIFFPRIV_PY_QUICK=1``), so each page shows what its code prints and the figures it draws; sphinx-gallery reruns
+only the tutorials whose source changed since the last build (delete ``docs/auto_examples`` to rerun them all after
+a change to the library). ``DIFFPRIV_PY_DOCS_EXECUTE=0`` turns execution off for a fast draft build. The other
+example scripts get a page each with their source (CI runs every example in ``tests/test_examples.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import importlib
 import inspect
 import os
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -59,17 +62,22 @@ numpydoc_attributes_as_param_list = False
 # ---- HTML ----------------------------------------------------------------------------------------------------------
 html_theme = "alabaster"
 html_static_path = ["_static"]
+html_css_files = ["wide.css"]  # a column wide enough for 120-character code lines (see the file)
 html_title = f"diffpriv_py {release}"
 html_theme_options = {
+    "body_max_width": "none",  # the column's width is set by wide.css, not capped at 800 px
     "description": "Differential privacy for Python, after the R package diffpriv",
     "fixed_sidebar": True,
     "sidebar_collapse": True,
 }
 
 # ---- tutorials gallery -------------------------------------------------------------------------------------------
-EXECUTE = os.environ.get("DIFFPRIV_PY_DOCS_EXECUTE") == "1"
+EXECUTE = os.environ.get("DIFFPRIV_PY_DOCS_EXECUTE", "1") != "0"
 if EXECUTE:
+    # The quick settings keep the whole gallery to well under a minute; files the tutorials write go to a scratch
+    # directory, not the source tree; figures render without a display.
     os.environ.setdefault("DIFFPRIV_PY_QUICK", "1")
+    os.environ.setdefault("DIFFPRIV_PY_OUTPUT", tempfile.mkdtemp(prefix="diffpriv_py_docs_"))
     os.environ.setdefault("MPLBACKEND", "Agg")
 
 sphinx_gallery_conf = {
@@ -84,6 +92,7 @@ sphinx_gallery_conf = {
     "within_subsection_order": "FileNameSortKey",
     "show_signature": False,
     "image_scrapers": ("matplotlib",) if EXECUTE else (),
+    "min_reported_time": 1,
 }
 
 # ---- generated pages: the API reference and the example sources -------------------------------------------------

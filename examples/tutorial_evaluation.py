@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 from diffpriv_py import datasets, evaluation
 
 QUICK = os.environ.get("DIFFPRIV_PY_QUICK") == "1"
-OUTPUT = Path(os.environ.get("DIFFPRIV_PY_OUTPUT", Path(__file__).parent / "output"))
+OUTPUT = Path(os.environ.get("DIFFPRIV_PY_OUTPUT") or Path(__file__).parent / "output")
 OUTPUT.mkdir(parents=True, exist_ok=True)
 
 # %% [markdown]
@@ -69,7 +69,8 @@ for row in study.summary():
 
 # %%
 study.to_csv(OUTPUT / "tutorial_evaluation_summary.csv", summary=True)
-study.plot("accuracy", OUTPUT / "tutorial_evaluation_accuracy.png")
+fig = study.plot("accuracy")  # a matplotlib Figure (drawn below in the built documentation)
+fig.savefig(OUTPUT / "tutorial_evaluation_accuracy.png", dpi=100)
 print("wrote", OUTPUT / "tutorial_evaluation_accuracy.png")
 
 # %% [markdown]

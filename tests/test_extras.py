@@ -182,3 +182,27 @@ def test_a_broken_installation_is_not_reported_as_a_missing_extra(monkeypatch):
     with pytest.raises(ModuleNotFoundError, match="pytz") as info:
         require("pandas", feature="x")
     assert not isinstance(info.value, MissingExtraError)
+
+
+@pytest.mark.parametrize(
+    ("blocked", "expected"),
+    [
+        ("sklearn,matplotlib", 'needs the sklearn and plot extras first: pip install "diffpriv-py[sklearn,plot]"'),
+        ("sklearn", 'needs the sklearn extra first: pip install "diffpriv-py[sklearn]"'),
+        ("matplotlib", 'evaluate --help\' (its plots need the plot extra: pip install "diffpriv-py[plot]"'),
+        ("dask", "Next: 'diffpriv-py evaluate --help' and 'diffpriv-py audit --help'."),
+    ],
+)
+def test_the_demo_names_the_extra_its_next_step_needs(blocked, expected):
+    """`pip install . && diffpriv-py demo` ended with 'Next: diffpriv-py evaluate --help', which needs extras."""
+    out = _run(
+        blocked,
+        """
+        from diffpriv_py.cli import main
+        assert main(["demo", "--seed", "1", "--steps", "mean"]) == 0
+        """,
+    )
+    last = out.strip().splitlines()[-1]
+    assert expected in last, last
+    if "sklearn" in blocked:
+        assert "Next: 'diffpriv-py audit --help';" in last, last  # evaluate is not offered as a next step
