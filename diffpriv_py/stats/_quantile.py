@@ -656,9 +656,9 @@ def quantile(
         )
     data = as_data(x, who=who)
     if isinstance(axis, tuple) and not axis:  # numpy's axis=(): nothing is reduced, each value is its own answer
-        response = _each_value(
-            data, levels, privacy_params, bounds, nan_policy, n_candidates, rng=rng, accountant=accountant
-        )
+        # One value per answer: n·ε is tiny, so the sized default is the former fixed one.
+        size = DEFAULT_CANDIDATES if n_candidates is None else _n_candidates(n_candidates)
+        response = _each_value(data, levels, privacy_params, bounds, nan_policy, size, rng=rng, accountant=accountant)
         each = response.response[0] if np.ndim(q) == 0 else response.response
         return attrs.evolve(response, response=each) if full_response else each
     ax = check_axis(axis, data.ndim, who=who, allowed=(None, 0))
