@@ -385,7 +385,7 @@ ESTIMATOR_MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             "dp-pca-svm",
-            "DP PCA (Analyze Gauss, 10 dims) + SVM (SVM not private)",
+            "DP PCA (Analyze Gauss, 10 dims) + non-private SVM",
             ("classification",),
             _PCAThenSVM,
             ("sklearn", "diffpriv_py.estimators:PCA"),
