@@ -449,6 +449,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     )
     if used < data.n_records:
         print(f"  (--max-records {args.max_records} keeps the run short; --max-records 0 uses every record)")
+    sys.stdout.flush()  # the header before the progress bar on stderr, also when stdout is a pipe
     result = evaluation.evaluate(
         data,
         privatisation=args.privatisation,
@@ -462,7 +463,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         scale=args.scale,
         max_records=max_records,
         rng=seed,
-        progress=sys.stderr.isatty() if args.progress is None else args.progress,
+        progress=args.progress,
         n_jobs=args.n_jobs,
     )
     os.makedirs(args.output, exist_ok=True)
@@ -475,27 +476,81 @@ def _run_evaluate(args: argparse.Namespace) -> int:
                 written.append(f"{stem}_{metric}.png")
         except ImportError as err:
             print(f"  (no plots: {err})")
-    metric = result.metrics[0]
-    table = {(r["model"], r["epsilon"]): r for r in result.summary() if r["metric"] == metric}
-    rows = [
-        [_fmt_number(eps)]
-        + [
-            f"{table[(m, eps)]['mean']:.3f} {sym['pm']} {table[(m, eps)]['sd']:.3f}" if (m, eps) in table else "-"
-            for m in result.models
-        ]
-        for eps in result.epsilons
-    ]
-    if result.private:
-        print(f"\nPrivate: {result.privacy_note}.")
-    else:
-        print(
-            f"\nNOT PRIVATE: {result.privacy_note}. The first column is only the level of the noise (noise_epsilon), "
-            "not a privacy guarantee."
-        )
-    print(f"\n{metric} on the test split (mean {sym['pm']} sd):")
-    print(format_table([sym["eps"] if result.private else "noise level", *result.models], rows))
+    _print_settings(data, result)
+    _print_results(result)
     print("\nWrote:\n" + "\n".join(f"  {path}" for path in written))
     return EXIT_OK
+
+
+def _print_settings(data: Any, result: Any) -> None:
+    """What the study chose from public information: the feature bounds, the row-norm bound, the hyper-parameters."""
+    sym = _symbols()
+    settings = result.settings
+    if settings["scale"] == "public" and data.bounds is not None:
+        low, high = (np.asarray(b, dtype=float) for b in data.bounds)
+        same = bool(np.all(low == low[0]) and np.all(high == high[0]))
+        span = f"[{low[0]:g}, {high[0]:g}] each" if same else "per-feature public bounds"
+        print(
+            f"\nFeatures: {data.n_features}, clipped to {span} (public, not read from the data) and scaled to [0, 1]."
+        )
+    else:
+        print(f"\nFeatures: {data.n_features}, scaled with {settings['scale']!r} (not public bounds).")
+    if result.privatisation == "estimators":
+        print(
+            f"Data norm: every record's L2 norm <= {settings['data_norm']:.4g} (public bound given to the estimators)."
+        )
+    else:
+        print(f"Input-perturbation sensitivity per record: {settings['sensitivity']:.4g}.")
+    chosen = result.hyperparameters()
+    if any(any(params for params in by_eps.values()) for by_eps in chosen.values()):
+        print("Hyper-parameters (first split; chosen from public quantities only):")
+        for model, by_eps in chosen.items():
+            finite = {eps: params for eps, params in by_eps.items() if eps < math.inf and params}
+            if not finite:
+                continue
+            pairs = [dict(item.split("=", 1) for item in params.split("; ")) for params in finite.values()]
+            fixed = {k: v for k, v in pairs[0].items() if all(p.get(k) == v for p in pairs)}
+            varying = [k for k in pairs[0] if k not in fixed]
+            text = ", ".join(f"{k}={v}" for k, v in fixed.items())
+            for key in varying:
+                steps = ", ".join(f"{_fmt_number(eps)}: {p[key]}" for eps, p in zip(finite, pairs, strict=True))
+                text += f"; {key} by {sym['eps']} ({steps})"
+            print(f"  {model}: {text}")
+
+
+def _print_results(result: Any) -> None:
+    """The table: one row per model labelled private or not, one column per ε, then the constant baseline."""
+    sym = _symbols()
+    if result.utility_note:
+        print(f"\nWhy the models sit at the majority class: {result.utility_note}.")
+    if result.private:
+        print(f"\nPrivate: {result.privacy_note}.")
+    elif any(result.model_private.values()):
+        print(f"\nPrivacy per model (column 'private'): {result.privacy_note}.")
+    else:
+        print(
+            f"\nNOT PRIVATE: {result.privacy_note}. The column headers are only the level of the noise "
+            "(noise_epsilon), not a privacy guarantee."
+        )
+    metric = result.metrics[0]
+    table = {(r["model"], r["epsilon"]): r for r in result.summary() if r["metric"] == metric}
+    rows = []
+    for model in (*result.models, result.baseline):
+        cells = [
+            f"{table[(model, eps)]['mean']:.3f} {sym['pm']} {table[(model, eps)]['sd']:.3f}"
+            if (model, eps) in table
+            else "-"
+            for eps in result.epsilons
+        ]
+        if model == result.baseline:
+            label = "constant (not private)"
+        else:
+            label = "yes" if result.model_private.get(model, False) else "NOT PRIVATE"
+        rows.append([model, label, *cells])
+    what = sym["eps"] if result.epsilon_label == "epsilon" else "noise level"
+    print(f"\n{metric} on the test split (mean {sym['pm']} sd) by {what}; {sym['inf']} = the non-private model:")
+    header = ["model", "private", *(f"{what}={_fmt_number(eps)}" for eps in result.epsilons)]
+    print(format_table(header, rows))
 
 
 # ---- audit ----------------------------------------------------------------------------------------------------------
@@ -774,7 +829,7 @@ def _run_search(
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``diffpriv-py`` (one sub-parser per command)."""
     from . import __version__
-    from .evaluation import PYPRYVACY_EPSILONS
+    from .evaluation import DEFAULT_EPSILONS
 
     parser = _Parser(
         prog=PROG,
@@ -805,18 +860,20 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser(
         "evaluate",
         help="utility-vs-epsilon sweeps (CSV and PNG plots)",
-        description="Train models on privatised data for each epsilon and score them on a clean test split, with "
-        "repetitions (mean ± sd): the PyPryvacy study's input perturbation (Laplace or Gaussian noise on the training "
-        "data, then scikit-learn's kNN, SVM, random forest and logistic/linear regression), or this library's DP "
-        "estimators. Writes a CSV of every run, a summary CSV, and one PNG per metric (accuracy and F1, or RMSE "
-        "and R²). Needs scikit-learn (and matplotlib for plots).",
+        description="Train models privately for each epsilon and score them on a clean test split, with "
+        "repetitions (mean ± sd), next to the non-private model (epsilon = inf) and the majority class: by default "
+        "this library's DP estimators (objective perturbation, DP-SGD) on the bundled Adult census data; or the "
+        "PyPryvacy study's input perturbation (Laplace or Gaussian noise on the training data, then scikit-learn's "
+        "kNN, SVM, random forest and logistic/linear regression). Writes a CSV of every run, a summary CSV, and one "
+        "PNG per metric (accuracy and F1, or RMSE and R²). Progress goes to stderr. Needs scikit-learn (and "
+        "matplotlib for plots).",
     )
     source = evaluate.add_argument_group("data")
     source.add_argument(
         "--dataset",
-        default="iris",
+        default="adult",
         metavar="NAME",
-        help="bundled dataset: adult, breast_cancer, diabetes, digits, iris, wine (default: iris)",
+        help="bundled dataset: adult, breast_cancer, diabetes, digits, iris, wine (default: adult)",
     )
     source.add_argument("--csv", metavar="PATH", help="your own CSV file with a header row (instead of --dataset)")
     source.add_argument("--target", metavar="COLUMN", help="the column of --csv to predict")
@@ -824,23 +881,25 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument(
         "--max-records",
         type=_count("--max-records", 0),
-        default=5000,
+        default=0,
         metavar="N",
-        help="use a random subset of N records when the data are larger (default 5000; 0 = all)",
+        help="use a random subset of N records when the data are larger (default 0 = all; DP estimators need many)",
     )
     how = evaluate.add_argument_group("privatisation")
     how.add_argument(
         "--privatisation",
         choices=["laplace", "gaussian", "estimators"],
-        default="laplace",
-        help="input perturbation with Laplace or Gaussian noise, or DP estimators (default: laplace)",
+        default="estimators",
+        help="DP estimators (the default), or input perturbation with Laplace or Gaussian noise on every training "
+        "value (its models fall to the majority class: the noise per record is d/epsilon per feature)",
     )
     how.add_argument(
         "--epsilons",
         type=_epsilons,
-        default=list(PYPRYVACY_EPSILONS),
+        default=list(DEFAULT_EPSILONS),
         metavar="LIST",
-        help="comma-separated epsilons, 'inf' = no noise (default: PyPryvacy's 0.01,0.5,0.75,1,2,3,4,6,9,14,19,inf)",
+        help="comma-separated epsilons, 'inf' = no noise (default: 0.01,0.1,0.5,1,2,5,inf; the PyPryvacy "
+        "study's grid is 0.01,0.5,0.75,1,2,3,4,6,9,14,19,inf)",
     )
     how.add_argument(
         "--delta",
@@ -869,7 +928,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated models: knn, svm, rf, linear for input perturbation; dp-logreg, dp-svm, ... for "
         "estimators (default: all available)",
     )
-    study.add_argument("--repeats", type=_count("--repeats", 1), default=5, help="repetitions (default 5)")
+    study.add_argument("--repeats", type=_count("--repeats", 1), default=3, help="repetitions (default 3)")
     study.add_argument("--cv", type=_count("--cv", 2), metavar="K", help="K-fold cross-validation instead of a holdout")
     study.add_argument(
         "--test-size",
@@ -881,9 +940,9 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument(
         "--n-jobs",
         type=_jobs,
-        default=None,
+        default=-1,
         metavar="N",
-        help="run the (split, epsilon) cells in N processes, -1 for all cores (results do not depend on N)",
+        help="run the (split, epsilon) cells in N processes (default -1: all cores; results do not depend on N)",
     )
     out = evaluate.add_argument_group("output")
     out.add_argument(
@@ -891,7 +950,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument("--plot", action=argparse.BooleanOptionalAction, default=True, help="write PNG plots")
     out.add_argument(
-        "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar (default: on a terminal)"
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="progress bar on stderr, terminal or pipe (default: on)",
     )
     evaluate.set_defaults(func=_run_evaluate)
 

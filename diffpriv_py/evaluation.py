@@ -1,17 +1,19 @@
 """Utility-vs-ε studies: how much predictive accuracy a privatisation costs, with repeats and mean ± sd.
 
-This is the engine of ``diffpriv-py evaluate``. It reproduces the method of the PyPryvacy study (Spiess 2023, §3):
-split the data 80/20, privatise the training split by *input perturbation* (i.i.d. Laplace or Gaussian noise on
-every training value, sensitivity 1), train scikit-learn's kNN, SVM, random forest and logistic/linear regression
-on it, and score them on the untouched test split, for ε in {0.01, 0.5, 0.75, 1, 2, 3, 4, 6, 9, 14, 19, ∞}. Two of
-the study's own threats to validity are addressed: every point is repeated (new split, new noise) and reported as
-mean ± sd, and k-fold cross-validation is available. It also runs the same sweep over this library's DP
-estimators (output/objective perturbation), in the style of the dp-stats poster's error-vs-privacy plots.
+This is the engine of ``diffpriv-py evaluate``. By default it sweeps this library's DP estimators (objective
+perturbation, DP-SGD) over ε, in the style of the dp-stats poster's error-vs-privacy plots, next to their
+non-private counterparts (ε = ∞) and the constant majority-class baseline. It also reproduces the method of the
+PyPryvacy study (Spiess 2023, §3): split the data 80/20, privatise the training split by *input perturbation*
+(i.i.d. Laplace or Gaussian noise on every training value), train scikit-learn's kNN, SVM, random forest and
+logistic/linear regression on it, and score them on the untouched test split. Two of that study's threats to
+validity are addressed: every point is repeated (new split, new noise) and reported as mean ± sd, and k-fold
+cross-validation is available.
 
 Examples
 --------
 >>> from diffpriv_py import datasets, evaluation
->>> result = evaluation.evaluate(datasets.load_dataset("iris"), epsilons=[1, float("inf")], repeats=2, rng=0)
+>>> iris = datasets.load_dataset("iris")
+>>> result = evaluation.evaluate(iris, privatisation="laplace", epsilons=[1, float("inf")], repeats=2, rng=0)
 >>> [row["model"] for row in result.summary() if row["metric"] == "accuracy"][:2]
 ['knn', 'knn']
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
@@ -34,6 +37,7 @@ from ._validation import check_in_range, check_int, check_real
 from .datasets import Dataset
 
 __all__ = [
+    "DEFAULT_EPSILONS",
     "ESTIMATOR_MODELS",
     "INPUT_MODELS",
     "PRIVATISATIONS",
@@ -46,6 +50,9 @@ __all__ = [
 
 PYPRYVACY_EPSILONS: tuple[float, ...] = (0.01, 0.5, 0.75, 1.0, 2.0, 3.0, 4.0, 6.0, 9.0, 14.0, 19.0, math.inf)
 """The ε grid of the PyPryvacy study; ∞ means no noise (the non-private baseline)."""
+
+DEFAULT_EPSILONS: tuple[float, ...] = (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, math.inf)
+"""The default ε grid: from where every model is noise to where privacy costs little; ∞ = the non-private line."""
 
 PRIVATISATIONS = ("laplace", "gaussian", "estimators")
 """How the training data are protected: input perturbation with Laplace or Gaussian noise, or DP estimators."""
@@ -70,6 +77,9 @@ class ModelContext:
         Seed for the model's own randomness (noise of a DP estimator, trees of a forest).
     classes : tuple or None
         Every class label of the dataset (public schema), for classifiers.
+    data_norm : float or None
+        A public bound on every scaled record's L2 norm (:attr:`Dataset.norm`); ``None``: √n_features, which holds
+        for any features in [0, 1].
     """
 
     task: str
@@ -78,6 +88,12 @@ class ModelContext:
     n_features: int
     seed: int
     classes: tuple[Any, ...] | None = None
+    data_norm: float | None = None
+
+    @property
+    def norm(self) -> float:
+        """The public row-norm bound DP estimators are given: :attr:`data_norm`, else √n_features."""
+        return self.data_norm if self.data_norm is not None else math.sqrt(self.n_features)
 
 
 @attrs.frozen
@@ -167,8 +183,15 @@ INPUT_MODELS: dict[str, ModelSpec] = {
 }
 """scikit-learn models trained on input-perturbed data (the PyPryvacy study's four)."""
 
-REG_LAMBDA = 1e-3
-"""The L2 regularisation Λ of the DP linear classifiers in a study (and C = 1/(nΛ) for their baselines)."""
+
+def _settings(model: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The named hyper-parameters of a fitted model (fitted ``name_`` values first), for the study's report."""
+    found = {}
+    for name in names:
+        value = getattr(model, f"{name}_", getattr(model, name, None))
+        if value is not None:
+            found[name] = value
+    return found
 
 
 class _PrivateOrBaseline:
@@ -176,14 +199,21 @@ class _PrivateOrBaseline:
 
     With ``scale_target`` (regression) the labels are mapped into [−1, 1] with the training split's range before
     fitting and predictions are mapped back, so a ``label_bound`` of 1 holds (non-private preprocessing, like the
-    features' min-max scaling).
+    features' min-max scaling). After ``fit``, ``params_`` holds the hyper-parameters used (``shown`` names).
     """
 
     def __init__(
-        self, private: Callable[[], Any], baseline: Callable[[int], Any], epsilon: float, *, scale_target: bool = False
+        self,
+        private: Callable[[], Any],
+        baseline: Callable[[int], Any],
+        epsilon: float,
+        *,
+        scale_target: bool = False,
+        shown: Sequence[str] = (),
     ) -> None:
         self._private, self._baseline, self._epsilon = private, baseline, epsilon
         self._scale_target = scale_target
+        self._shown = tuple(shown)
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> _PrivateOrBaseline:
         self.model_ = self._private() if self._epsilon < math.inf else self._baseline(len(y))
@@ -192,6 +222,7 @@ class _PrivateOrBaseline:
             low, high = float(np.min(y)), float(np.max(y))
             self._centre, self._half = (low + high) / 2.0, max((high - low) / 2.0, 1e-12)
         self.model_.fit(X, (y - self._centre) / self._half if self._scale_target else y)
+        self.params_ = _settings(self.model_, self._shown) if self._epsilon < math.inf else {"model": "non-private"}
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
@@ -199,31 +230,40 @@ class _PrivateOrBaseline:
         return np.asarray(predicted) * self._half + self._centre if self._scale_target else predicted
 
 
+def _logistic(context: ModelContext) -> Any:
+    """The non-private logistic baseline: liblinear for two classes (lbfgs is 20x slower on Adult), else lbfgs."""
+    from sklearn import linear_model
+
+    if context.classes is not None and len(context.classes) == 2:
+        return linear_model.LogisticRegression(solver="liblinear")
+    return linear_model.LogisticRegression(max_iter=2000)
+
+
 def _dp_linear_classifier(kind: str) -> Callable[[ModelContext], Any]:
     def build(context: ModelContext) -> Any:
-        from sklearn import linear_model, svm
+        from sklearn import svm
 
         from . import sklearn as dp_sklearn
 
         facade = getattr(dp_sklearn, kind)
-        # Features are min-max scaled into [0, 1], so sqrt(d) bounds every row's norm without looking at the rows.
-        norm = math.sqrt(context.n_features)
 
         def private() -> Any:
+            # The public norm bound of the scaled rows (never read from them); Λ by the facade's public "auto" rule
+            # (n, p, ε only): a fixed small Λ at a loose norm was what made these models predict the majority class.
             return facade(
                 epsilon=context.epsilon,
-                data_norm=norm,
-                reg_lambda=REG_LAMBDA,
+                data_norm=context.norm,
+                reg_lambda="auto",
                 classes=context.classes,
                 rng=context.seed,
             )
 
         def baseline(n: int) -> Any:
             if kind == "LogisticRegression":
-                return linear_model.LogisticRegression(C=1.0 / (n * REG_LAMBDA), max_iter=2000)
-            return svm.LinearSVC(C=1.0 / (n * REG_LAMBDA))
+                return _logistic(context)
+            return svm.LinearSVC(dual=False)
 
-        return _PrivateOrBaseline(private, baseline, context.epsilon)
+        return _PrivateOrBaseline(private, baseline, context.epsilon, shown=("data_norm", "reg_lambda"))
 
     return build
 
@@ -237,12 +277,18 @@ def _dp_linear_regression(context: ModelContext) -> Any:
         return LinearRegression(
             epsilon=context.epsilon,
             delta=context.delta,
-            data_norm=math.sqrt(context.n_features),
+            data_norm=context.norm,
             label_bound=1.0,
             rng=context.seed,
         )
 
-    return _PrivateOrBaseline(private, lambda n: linear_model.LinearRegression(), context.epsilon, scale_target=True)
+    return _PrivateOrBaseline(
+        private,
+        lambda n: linear_model.LinearRegression(),
+        context.epsilon,
+        scale_target=True,
+        shown=("data_norm", "label_bound"),
+    )
 
 
 DPSGD_EPOCHS = 5
@@ -250,7 +296,6 @@ DPSGD_EPOCHS = 5
 
 
 def _dp_sgd(context: ModelContext) -> Any:
-    from sklearn import linear_model
 
     from .sklearn import DPSGDClassifier
 
@@ -264,7 +309,12 @@ def _dp_sgd(context: ModelContext) -> Any:
             rng=context.seed,
         )
 
-    return _PrivateOrBaseline(private, lambda n: linear_model.LogisticRegression(max_iter=2000), context.epsilon)
+    return _PrivateOrBaseline(
+        private,
+        lambda n: _logistic(context),
+        context.epsilon,
+        shown=("epochs", "batch_size", "learning_rate", "clip_norm", "noise_multiplier"),
+    )
 
 
 PCA_COMPONENTS = 10
@@ -296,6 +346,8 @@ class _PCAThenSVM:
             self.components_ = np.asarray(release.response.components)
         self.svm_ = pipeline.make_pipeline(preprocessing.StandardScaler(), svm.LinearSVC())
         self.svm_.fit(self._project(X), y)
+        finite = self._context.epsilon < math.inf
+        self.params_ = {"components": k, "data_norm": 1.0} if finite else {"model": "non-private"}
         return self
 
     def _project(self, X: np.ndarray) -> np.ndarray:
@@ -333,7 +385,7 @@ ESTIMATOR_MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             "dp-pca-svm",
-            "DP PCA (Analyze Gauss, 10 dims) + SVM (SVM not private)",
+            "DP PCA (Analyze Gauss, 10 dims) + non-private SVM",
             ("classification",),
             _PCAThenSVM,
             ("sklearn", "diffpriv_py.estimators:PCA"),
@@ -431,29 +483,53 @@ def _public_scale(X: np.ndarray, bounds: Any) -> np.ndarray:
 
 def _privacy(
     specs: Sequence[ModelSpec], privatisation: str, scale: str, sensitivity: float, d: int, task: str
-) -> tuple[bool, str]:
-    """Whether the study's releases are DP per record under replace-one neighbours, and why (or why not)."""
+) -> tuple[tuple[bool, ...], str]:
+    """Which models' releases are DP per record under replace-one neighbours, and why (or why not).
+
+    A reason that holds for the whole study (scaling read from the data, a per-value sensitivity, labels rescaled
+    from the data) marks every model; a model that reads the clean data itself (``ModelSpec.private`` False) marks
+    only its own row.
+    """
+    nobody = tuple(False for _ in specs)
     if scale != "public":
         how = "with ranges read from the data" if scale == "minmax" else "not at all"
-        return False, (
+        return nobody, (
             f"the features are scaled {how}, not into public bounds, so the noise level is not a privacy guarantee "
             "(use a dataset with public bounds and scale='public')"
         )
-    leaky = [spec.name for spec in specs if not spec.private]
-    if leaky:
-        return False, f"{', '.join(leaky)} read the clean training data outside the DP release"
     if privatisation == "estimators":
         if task == "regression":
-            return False, "the labels are rescaled with the training split's range, which is read from the data"
-        return True, "each model is an ε-DP (or (ε, δ)-DP) release per record (replace-one), features in public bounds"
-    per_record = d if privatisation == "laplace" else math.sqrt(d)
-    if sensitivity < per_record * (1 - 1e-12):
-        norm = "L1" if privatisation == "laplace" else "L2"
-        return False, (
-            f"sensitivity={sensitivity:g} covers one value, not a whole record: a record of {d} features in [0, 1] "
-            f"moves by up to {per_record:g} in {norm} (leave sensitivity unset for the per-record value)"
+            return nobody, "the labels are rescaled with the training split's range, which is read from the data"
+        note = (
+            "each private model is an ε-DP (or (ε, δ)-DP) release per record (replace-one), features in public bounds"
         )
-    return True, "every record of the training split is protected at ε (replace-one), features in public bounds"
+    else:
+        per_record = d if privatisation == "laplace" else math.sqrt(d)
+        if sensitivity < per_record * (1 - 1e-12):
+            norm = "L1" if privatisation == "laplace" else "L2"
+            return nobody, (
+                f"sensitivity={sensitivity:g} covers one value, not a whole record: a record of {d} features in "
+                f"[0, 1] moves by up to {per_record:g} in {norm} (leave sensitivity unset for the per-record value)"
+            )
+        note = "every record of the training split is protected at ε (replace-one), features in public bounds"
+    flags = tuple(spec.private for spec in specs)
+    leaky = [spec.name for spec in specs if not spec.private]
+    if leaky:
+        note += f"; but {', '.join(leaky)} read the clean training data outside the DP release (only those rows)"
+    return flags, note
+
+
+def _utility_note(privatisation: str, sensitivity: float) -> str:
+    """Why input perturbation's models fall to the majority class at every useful ε (empty for estimators)."""
+    if privatisation == "estimators":
+        return ""
+    return (
+        f"input perturbation noises every value of every training record: at a per-record sensitivity of "
+        f"{sensitivity:.3g}, each feature in [0, 1] gets noise of scale at least {sensitivity:.3g}/ε ({sensitivity:.3g}"
+        " at ε = 1), so the models learn from noise and mostly predict the majority class. That is the honest price "
+        "of privatising the inputs; the DP estimators (privatisation='estimators', the default) add noise once, to "
+        "the model, and keep their utility"
+    )
 
 
 def _minmax(train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
@@ -513,24 +589,32 @@ class EvaluationResult:
     Attributes
     ----------
     records : list of dict
-        One row per (split, ε, model, metric): keys ``dataset``, ``privatisation``, ``model``, ``epsilon``,
-        ``split``, ``metric``, ``value``.
+        One row per (split, ε, model, metric): keys ``dataset``, ``privatisation``, ``model``, ``private`` (whether
+        that model's ε is a guarantee), ``epsilon``, ``split``, ``metric``, ``value`` and ``params`` (the
+        hyper-parameters it used, ``"name=value; ..."``). The constant baseline (:attr:`baseline`) has rows too.
     dataset, privatisation, task : str
         What was studied.
     epsilons : tuple of float
         The ε grid (``inf`` = no privacy).
     models : tuple of str
-        Model names in order.
+        Model names in order (the constant baseline is not one of them).
     labels : dict
         Model name -> readable label.
     settings : dict
         The other settings (δ, sensitivity, repeats, cv, test size, seed, scaling, records used).
     private : bool
         Whether every model of the study is an ε-DP (or (ε, δ)-DP) release of its training split, per record
-        under replace-one neighbours. When it is not, the ε of a row is only the level of the noise: files and
+        under replace-one neighbours. When no model is, the ε of a row is only the level of the noise: files and
         plots then call it ``noise_epsilon`` and never label it as a privacy guarantee.
     privacy_note : str
         One sentence: why the study is private, or why it is not.
+    model_private : dict
+        Model name -> whether that model's ε is a guarantee. A model that reads the clean data marks its own row
+        only; a reason that holds for the whole study (e.g. scaling read from the data) marks every row.
+    utility_note : str
+        Why the models' utility is what it is when that needs saying (input perturbation), else empty.
+    baseline : str
+        The constant baseline's model name in :attr:`records`: ``"majority"`` or ``"mean"``.
     """
 
     records: list[dict[str, Any]]
@@ -543,11 +627,23 @@ class EvaluationResult:
     settings: dict[str, Any]
     private: bool = False
     privacy_note: str = ""
+    model_private: dict[str, bool] = attrs.field(factory=dict)
+    utility_note: str = ""
+    baseline: str = "majority"
 
     @property
     def epsilon_label(self) -> str:
-        """``"epsilon"`` when the study is private, ``"noise_epsilon"`` when ε is only the noise level."""
-        return "epsilon" if self.private else "noise_epsilon"
+        """``"epsilon"`` when some model's ε is a guarantee, ``"noise_epsilon"`` when ε is only the noise level."""
+        return "epsilon" if self.private or any(self.model_private.values()) else "noise_epsilon"
+
+    def hyperparameters(self) -> dict[str, dict[float, str]]:
+        """Model name -> ε -> the hyper-parameters it used in the first split (``"name=value; ..."``)."""
+        first = min((r["split"] for r in self.records), default=0)
+        chosen: dict[str, dict[float, str]] = {}
+        for row in self.records:
+            if row["split"] == first and row["model"] in self.models:
+                chosen.setdefault(row["model"], {})[row["epsilon"]] = row.get("params", "")
+        return chosen
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -560,7 +656,7 @@ class EvaluationResult:
         for row in self.records:
             groups.setdefault((row["model"], row["epsilon"], row["metric"]), []).append(row["value"])
         rows = []
-        for model in self.models:
+        for model in (*self.models, self.baseline):
             for epsilon in self.epsilons:
                 for metric in self.metrics:
                     values = np.asarray(groups.get((model, epsilon, metric), []), dtype=float)
@@ -571,6 +667,7 @@ class EvaluationResult:
                             "dataset": self.dataset,
                             "privatisation": self.privatisation,
                             "model": model,
+                            "private": self.model_private.get(model, False),
                             "epsilon": epsilon,
                             "metric": metric,
                             "mean": float(values.mean()),
@@ -601,7 +698,9 @@ class EvaluationResult:
     def plot(self, metric: str, path: str | os.PathLike[str] | None = None) -> Any:
         """Plot ``metric`` (mean ± sd) against ε, one line per model, as in the PyPryvacy figures.
 
-        ε is on a categorical axis (equally spaced, ∞ last) because the grid mixes 0.01 and ∞. Returns the
+        ε is on a categorical axis (equally spaced, ∞ last) because the grid mixes 0.01 and ∞. Two horizontal lines
+        frame the curves: the constant baseline (majority class or mean, dashed) and, when ∞ is on the grid, the
+        best non-private model (dotted). A model whose ε is not a guarantee says so in the legend. Returns the
         matplotlib Figure; with ``path`` it is also saved as PNG (dpi 100) and closed.
         """
         if metric not in self.metrics:
@@ -618,12 +717,19 @@ class EvaluationResult:
         for offset, model in zip(offsets, self.models, strict=True):
             means = np.array([table[(model, e)]["mean"] if (model, e) in table else np.nan for e in self.epsilons])
             sds = np.array([table[(model, e)]["sd"] if (model, e) in table else np.nan for e in self.epsilons])
-            ax.errorbar(
-                positions + offset, means, yerr=sds, marker="o", markersize=4, capsize=3, label=self.labels[model]
-            )
+            label = self.labels[model] + ("" if self.model_private.get(model, False) else " (not private)")
+            ax.errorbar(positions + offset, means, yerr=sds, marker="o", markersize=4, capsize=3, label=label)
+        constant = [table[(self.baseline, e)]["mean"] for e in self.epsilons if (self.baseline, e) in table]
+        if constant:
+            name = "majority class" if self.baseline == "majority" else "mean of the training labels"
+            ax.axhline(float(np.mean(constant)), color="grey", linestyle="--", linewidth=1, label=f"{name} (constant)")
+        best = [table[(m, math.inf)]["mean"] for m in self.models if (m, math.inf) in table]
+        if best:
+            top = max(best) if metric in ("accuracy", "f1", "r2") else min(best)
+            ax.axhline(top, color="black", linestyle=":", linewidth=1, label="best non-private model (ε = ∞)")
         ax.set_xticks(positions, ["∞" if e == math.inf else f"{e:g}" for e in self.epsilons])
         names = {"accuracy": "Accuracy", "f1": "F1 score", "rmse": "RMSE", "r2": "R²"}
-        if self.private:
+        if self.epsilon_label == "epsilon":
             ax.set_xlabel("ε per record (privacy loss; ∞ = no noise)")
         else:
             ax.set_xlabel("noise level ε′ (NOT a privacy guarantee; ∞ = no noise)")
@@ -634,7 +740,7 @@ class EvaluationResult:
             "estimators": "DP estimators",
         }[self.privatisation]
         runs = self.records and len({r["split"] for r in self.records})
-        what = "ε" if self.private else "noise level (not private)"
+        what = "ε" if self.epsilon_label == "epsilon" else "noise level (not private)"
         ax.set_title(f"{names[metric]} vs {what} — {self.dataset}, {how} (mean ± sd of {runs} runs)", fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
@@ -674,6 +780,21 @@ class _Study:
     scale: str
     classes: tuple[Any, ...] | None
     bounds: tuple[np.ndarray, np.ndarray] | None = None
+    data_norm: float | None = None
+    private: tuple[bool, ...] = ()
+
+    def _record(self, cell: _Cell, model: str, private: bool, params: str, metric: str, value: float) -> dict[str, Any]:
+        return {
+            "dataset": self.name,
+            "privatisation": self.privatisation,
+            "model": model,
+            "private": private,
+            "epsilon": cell.epsilon,
+            "split": cell.split,
+            "metric": metric,
+            "value": value,
+            "params": params,
+        }
 
     def run(self, cell: _Cell) -> list[dict[str, Any]]:
         """Privatise the cell's training split, train every model, score it on the test split."""
@@ -689,8 +810,9 @@ class _Study:
             else _perturb(X_train, self.privatisation, cell.epsilon, self.delta, self.sensitivity, rng)
         )
         n_classes = len(self.classes) if self.classes is not None else 0
+        y_train, y_test = self.y[cell.train], self.y[cell.test]
         records = []
-        for spec in self.specs:
+        for spec, private in zip(self.specs, self.private, strict=True):
             context = ModelContext(
                 task=self.task,
                 epsilon=cell.epsilon,
@@ -698,25 +820,34 @@ class _Study:
                 n_features=self.X.shape[1],
                 seed=int(rng.integers(2**31)),
                 classes=self.classes,
+                data_norm=self.data_norm,
             )
             model = spec.build(context)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # convergence chatter on noisy data is expected
-                model.fit(features, self.y[cell.train])
+                model.fit(features, y_train)
                 predicted = model.predict(X_test)
-            for metric, value in _score(self.task, self.y[cell.test], predicted, n_classes).items():
-                records.append(
-                    {
-                        "dataset": self.name,
-                        "privatisation": self.privatisation,
-                        "model": spec.name,
-                        "epsilon": cell.epsilon,
-                        "split": cell.split,
-                        "metric": metric,
-                        "value": value,
-                    }
-                )
+            params = "; ".join(f"{k}={_fmt(v)}" for k, v in getattr(model, "params_", {}).items())
+            for metric, value in _score(self.task, y_test, predicted, n_classes).items():
+                records.append(self._record(cell, spec.name, private, params, metric, value))
+        # The constant line every model must beat: the training split's majority class (its mean for regression).
+        if self.task == "classification":
+            labels, counts = np.unique(y_train, return_counts=True)
+            constant = np.full(len(y_test), labels[np.argmax(counts)])
+        else:
+            constant = np.full(len(y_test), float(np.mean(y_train)))
+        for metric, value in _score(self.task, y_test, constant, n_classes).items():
+            records.append(self._record(cell, baseline_name(self.task), False, "", metric, value))
         return records
+
+
+def baseline_name(task: str) -> str:
+    """The name of a study's constant baseline: ``"majority"`` (classification) or ``"mean"`` (regression)."""
+    return "majority" if task == "classification" else "mean"
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _check_epsilons(epsilons: Sequence[float]) -> tuple[float, ...]:
@@ -736,12 +867,12 @@ def _check_epsilons(epsilons: Sequence[float]) -> tuple[float, ...]:
 def evaluate(
     dataset: Dataset,
     *,
-    privatisation: Literal["laplace", "gaussian", "estimators"] = "laplace",
+    privatisation: Literal["laplace", "gaussian", "estimators"] = "estimators",
     models: Sequence[str] | None = None,
-    epsilons: Sequence[float] = PYPRYVACY_EPSILONS,
+    epsilons: Sequence[float] = DEFAULT_EPSILONS,
     delta: float = 1e-5,
     sensitivity: float | None = None,
-    repeats: int = 5,
+    repeats: int = 3,
     cv: int | None = None,
     test_size: float = 0.2,
     scale: Literal["public", "minmax", "none"] | None = None,
@@ -750,29 +881,32 @@ def evaluate(
     progress: bool = False,
     n_jobs: int | None = None,
 ) -> EvaluationResult:
-    """Score models trained on privatised data for each ε, with repeats.
+    """Score models trained privately for each ε, with repeats, next to the non-private and constant baselines.
 
     Parameters
     ----------
     dataset : Dataset
         From :mod:`diffpriv_py.datasets` (a bundled set or :func:`~diffpriv_py.datasets.load_csv`).
-    privatisation : {"laplace", "gaussian", "estimators"}, default "laplace"
-        ``"laplace"`` / ``"gaussian"``: input perturbation as in the PyPryvacy study: every value of the training
-        split gets i.i.d. noise calibrated to ``sensitivity`` (Laplace: scale Δ/ε; Gaussian: the analytic σ for
-        (ε, δ)), then scikit-learn models train on it. ``"estimators"``: this library's DP estimators train on the
-        clean split with privacy built in.
+    privatisation : {"estimators", "laplace", "gaussian"}, default "estimators"
+        ``"estimators"``: this library's DP estimators train on the clean split with privacy built in (noise added
+        once, to the model), given the dataset's public row-norm bound (:attr:`Dataset.norm`) and a public
+        regularisation rule. ``"laplace"`` / ``"gaussian"``: input perturbation as in the PyPryvacy study: every
+        value of the training split gets i.i.d. noise calibrated to ``sensitivity`` (Laplace: scale Δ/ε; Gaussian:
+        the analytic σ for (ε, δ)), then scikit-learn models train on it. Per record that noise is of scale d/ε on
+        features in [0, 1], so its models fall to the majority class at every useful ε
+        (:attr:`EvaluationResult.utility_note`).
     models : sequence of str, optional
         Input perturbation: ``knn``, ``svm``, ``rf``, ``linear`` (logistic or linear regression). Estimators: the
         names in :data:`ESTIMATOR_MODELS`. Default: all available for the task.
-    epsilons : sequence of float, default :data:`PYPRYVACY_EPSILONS`
-        Positive; ``inf`` means no privacy (the baseline).
+    epsilons : sequence of float, default :data:`DEFAULT_EPSILONS`
+        Positive; ``inf`` means no privacy (the baseline). :data:`PYPRYVACY_EPSILONS` is the study's grid.
     delta : float, default 1e-5
         δ for the Gaussian mechanism and (ε, δ) estimators. The PyPryvacy appendix used 0.05.
     sensitivity : float, optional
         Sensitivity of input perturbation. Default: a whole record's, d (Laplace, L1) or √d (Gaussian, L2) for
         features scaled into [0, 1], so that ε is per record; 1 without scaling. The PyPryvacy study used 1 per
         value, which protects one value, not a record: such a run is reported as not private.
-    repeats : int, default 5
+    repeats : int, default 3
         Independent repetitions (new split, new noise), or repetitions of the k-fold CV.
     cv : int, optional
         Use ``cv``-fold cross-validation instead of a random holdout split.
@@ -789,7 +923,7 @@ def evaluate(
     rng : None, int, SeedSequence or Generator, optional
         Seeds the splits, the noise and the random forests.
     progress : bool, default False
-        Show a tqdm progress bar on stderr.
+        Show a tqdm progress bar on stderr (also when stderr is a pipe or a file).
     n_jobs : int, optional
         Run the (split, ε) cells in this many joblib workers (``None`` or 1: in-process; -1: all cores). The
         records are the same for every ``n_jobs``.
@@ -861,6 +995,7 @@ def evaluate(
         for s, (train, test) in enumerate(split_list)
         for e, epsilon in enumerate(grid)
     ]
+    flags, note = _privacy(specs, privatisation, scale, sensitivity, d, dataset.task)
     job = _Study(
         X=X,
         y=y,
@@ -873,8 +1008,9 @@ def evaluate(
         scale=scale,
         classes=classes,
         bounds=dataset.bounds,
+        data_norm=dataset.norm if scale == "public" else None,
+        private=flags,
     )
-    private, note = _privacy(specs, privatisation, scale, sensitivity, d, dataset.task)
     if n_jobs in (None, 1):
         outputs: Any = (job.run(cell) for cell in cells)
     else:
@@ -884,9 +1020,10 @@ def evaluate(
     records: list[dict[str, Any]] = []
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
-        bar = tqdm(total=len(cells) * len(specs), desc=f"evaluate {dataset.name}", unit="fit", leave=False)
+        # Always stderr, terminal or not, so a piped stdout stays the table and a long run still shows it is alive.
+        bar = tqdm(total=len(cells) * len(specs), desc=f"evaluate {dataset.name}", unit="fit", file=sys.stderr)
     try:
         for cell_records in outputs:
             records.extend(cell_records)
@@ -914,10 +1051,14 @@ def evaluate(
             "test_size": test_size,
             "scale": scale,
             "records": len(y),
+            "data_norm": dataset.norm if scale == "public" and dataset.norm is not None else math.sqrt(d),
             "seed": seed_seq.entropy,
         },
-        private=private,
+        private=all(flags),
         privacy_note=note,
+        model_private=dict(zip((spec.name for spec in specs), flags, strict=True)),
+        utility_note=_utility_note(privatisation, sensitivity),
+        baseline=baseline_name(dataset.task),
     )
 
 

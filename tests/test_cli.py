@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -9,6 +10,8 @@ import numpy as np
 import pytest
 
 from diffpriv_py.cli import build_parser, main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _commands() -> list[str]:
@@ -125,8 +128,8 @@ def test_evaluate_writes_csvs_and_plots_and_prints_the_table(tmp_path, capsys):
     """A small sweep on a bundled dataset writes the raw and summary CSVs, one PNG per metric, and a table."""
     pytest.importorskip("sklearn")
     pytest.importorskip("matplotlib")
-    argv = ["evaluate", "--dataset", "iris", "--epsilons", "1,inf", "--repeats", "2", "--models", "knn,linear"]
-    assert main([*argv, "--seed", "3", "--output", str(tmp_path), "--no-progress"]) == 0
+    argv = ["evaluate", "--dataset", "iris", "--privatisation", "laplace", "--epsilons", "1,inf", "--repeats", "2"]
+    assert main([*argv, "--models", "knn,linear", "--seed", "3", "--output", str(tmp_path), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "accuracy on the test split" in out and "knn" in out and "linear" in out
     # iris has no public feature bounds: the run says plainly that it is not private and never labels it with ε.
@@ -139,8 +142,8 @@ def test_evaluate_writes_csvs_and_plots_and_prints_the_table(tmp_path, capsys):
         "iris_laplace_summary.csv",
     ]
     summary = (tmp_path / "iris_laplace_summary.csv").read_text().splitlines()
-    assert summary[0] == "dataset,privatisation,model,noise_epsilon,metric,mean,sd,n"
-    assert len(summary) == 1 + 2 * 2 * 2  # models x epsilons x metrics
+    assert summary[0] == "dataset,privatisation,model,private,noise_epsilon,metric,mean,sd,n"
+    assert len(summary) == 1 + 3 * 2 * 2  # (models + the majority class) x epsilons x metrics
     assert any(",inf," in line for line in summary)
 
 
@@ -148,12 +151,41 @@ def test_evaluate_writes_csvs_and_plots_and_prints_the_table(tmp_path, capsys):
 def test_evaluate_on_public_bounds_reports_a_per_record_epsilon(tmp_path, capsys):
     """digits has public pixel bounds: the features are scaled with them, ε is per record and the files say ε."""
     pytest.importorskip("sklearn")
-    argv = ["evaluate", "--dataset", "digits", "--epsilons", "50,inf", "--repeats", "1", "--models", "knn"]
-    assert main([*argv, "--seed", "1", "--no-plot", "--max-records", "300", "-o", str(tmp_path), "--no-progress"]) == 0
+    argv = ["evaluate", "--dataset", "digits", "--privatisation", "laplace", "--epsilons", "50,inf", "--repeats", "1"]
+    argv += ["--models", "knn", "--seed", "1", "--no-plot", "--max-records", "300", "-o", str(tmp_path)]
+    assert main([*argv, "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "Private:" in out and "NOT PRIVATE" not in out
+    assert "Why the models sit at the majority class" in out  # per-record input perturbation explains itself
     header = (tmp_path / "digits_laplace_summary.csv").read_text().splitlines()[0]
-    assert header == "dataset,privatisation,model,epsilon,metric,mean,sd,n"
+    assert header == "dataset,privatisation,model,private,epsilon,metric,mean,sd,n"
+
+
+@pytest.mark.slow
+def test_evaluate_labels_privacy_per_model_row(tmp_path, capsys):
+    """A non-private model (dp-pca-svm) gets NOT PRIVATE on its own row; dp-logreg's row stays private."""
+    pytest.importorskip("sklearn")
+    argv = ["evaluate", "--dataset", "digits", "--models", "dp-logreg,dp-pca-svm", "--epsilons", "5,inf"]
+    argv += ["--repeats", "1", "--max-records", "300", "--seed", "0", "--no-plot", "-o", str(tmp_path)]
+    assert main([*argv, "--no-progress", "--n-jobs", "1"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.startswith(("dp-", "maj"))}
+    assert rows["dp-logreg"].split()[1] == "yes"
+    assert rows["dp-pca-svm"].split()[1:3] == ["NOT", "PRIVATE"]
+    assert rows["majority"].split()[1] == "constant"
+
+
+@pytest.mark.slow
+def test_evaluate_shows_progress_on_stderr_in_a_pipe(tmp_path):
+    """With stdout and stderr both pipes (no terminal), the bar still goes to stderr and stdout keeps the table."""
+    pytest.importorskip("sklearn")
+    argv = [sys.executable, "-m", "diffpriv_py", "evaluate", "--dataset", "iris", "--privatisation", "laplace"]
+    argv += ["--models", "knn", "--epsilons", "1,inf", "--repeats", "1", "--no-plot", "--n-jobs", "1"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(
+        [*argv, "--seed", "0", "-o", str(tmp_path)], capture_output=True, text=True, timeout=120, env=env, check=True
+    )
+    assert "evaluate iris" in done.stderr and "2/2" in done.stderr
+    assert "evaluate iris" not in done.stdout and "accuracy on the test split" in done.stdout
 
 
 @pytest.mark.slow

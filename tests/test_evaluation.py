@@ -18,15 +18,99 @@ def iris() -> datasets.Dataset:
     return datasets.load_dataset("iris")
 
 
-def test_the_default_grid_is_the_pypryvacy_grid():
-    """The default ε grid is the study's {0.01, 0.5, 0.75, 1, 2, 3, 4, 6, 9, 14, 19, ∞}."""
+def test_the_pypryvacy_grid_is_kept_and_the_default_grid_ends_in_the_non_private_line():
+    """PYPRYVACY_EPSILONS is the study's grid; the default grid spans 0.01 to 5 and ends with ∞ (no privacy)."""
     assert evaluation.PYPRYVACY_EPSILONS == (0.01, 0.5, 0.75, 1, 2, 3, 4, 6, 9, 14, 19, math.inf)
+    assert evaluation.DEFAULT_EPSILONS == (0.01, 0.1, 0.5, 1, 2, 5, math.inf)
+
+
+# ---- the default study: DP estimators on Adult ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def adult() -> datasets.Dataset:
+    """UCI Adult in its public-bounds form (bundled with the package)."""
+    return datasets.load_dataset("adult")
+
+
+def test_adults_public_norm_bound_comes_from_the_schema_and_holds(adult):
+    """13 columns each add at most 1 to the squared norm: √13 (not √104), and no record exceeds it."""
+    assert adult.norm == pytest.approx(math.sqrt(13))
+    assert np.linalg.norm(adult.data, axis=1).max() <= adult.norm
+
+
+@pytest.mark.slow
+def test_the_default_study_beats_the_majority_class_at_epsilon_one(adult):
+    """The default study (DP estimators, public norm √13, public Λ rule) is well above "predict the majority".
+
+    Under the old defaults (per-record input perturbation, or the estimators at data_norm=√d with a fixed Λ) every
+    model at every finite ε scored the majority class (0.76) on Adult; 10,000 records and one split keep this fast.
+    """
+    result = evaluation.evaluate(adult, epsilons=[1.0], repeats=1, max_records=10_000, rng=0)
+    assert result.privatisation == "estimators" and result.utility_note == ""
+    acc = {r["model"]: r["mean"] for r in result.summary() if r["metric"] == "accuracy"}
+    majority = acc.pop("majority")
+    assert 0.74 < majority < 0.78
+    private = [model for model in acc if result.model_private[model]]
+    assert set(private) >= {"dp-logreg", "dp-svm", "dp-sgd"}
+    for model in private:
+        assert acc[model] > majority + 0.03, (model, acc[model], majority)
+
+
+def test_input_perturbation_says_why_it_falls_to_the_majority_class(iris):
+    """Per-record input perturbation is kept as an option, and its result explains its collapse."""
+    result = evaluation.evaluate(iris, privatisation="laplace", epsilons=[1.0], repeats=1, models=["knn"], rng=0)
+    assert "majority class" in result.utility_note and "privatisation='estimators'" in result.utility_note
+
+
+def test_progress_goes_to_stderr_when_it_is_not_a_terminal(iris, capsys):
+    """progress=True draws the tqdm bar on stderr even though capsys's stderr is no terminal; stdout stays clean."""
+    evaluation.evaluate(
+        iris, privatisation="laplace", epsilons=[math.inf], repeats=1, models=["knn"], rng=0, progress=True
+    )
+    out, err = capsys.readouterr()
+    assert "evaluate iris" in err and "1/1" in err
+    assert out == ""
+
+
+def test_a_non_private_model_marks_only_its_own_row():
+    """dp-pca-svm reads the clean data: its row is not private, dp-logreg's still is, and ε keeps its name."""
+    digits = datasets.load_dataset("digits")
+    result = evaluation.evaluate(
+        digits,
+        privatisation="estimators",
+        models=["dp-logreg", "dp-pca-svm"],
+        epsilons=[5.0],
+        repeats=1,
+        max_records=300,
+        rng=0,
+    )
+    assert result.model_private == {"dp-logreg": True, "dp-pca-svm": False}
+    assert not result.private and result.epsilon_label == "epsilon"
+    flags = {(r["model"], r["private"]) for r in result.records}
+    assert flags == {("dp-logreg", True), ("dp-pca-svm", False), ("majority", False)}
+
+
+def test_a_study_wide_reason_marks_every_row():
+    """Scaling read from the data is not a property of one model: every row is marked."""
+    digits = datasets.load_dataset("digits")
+    result = evaluation.evaluate(
+        digits,
+        privatisation="estimators",
+        models=["dp-logreg"],
+        epsilons=[5.0],
+        repeats=1,
+        max_records=300,
+        scale="minmax",
+        rng=0,
+    )
+    assert result.model_private == {"dp-logreg": False} and result.epsilon_label == "noise_epsilon"
 
 
 @pytest.mark.slow
 def test_a_seed_reproduces_the_whole_study(iris):
     """Same seed, same splits, noise and forests: identical records."""
-    kwargs = {"epsilons": [1.0, math.inf], "repeats": 2, "models": ["knn", "svm"], "rng": 5}
+    kwargs = {"privatisation": "laplace", "epsilons": [1.0, math.inf], "repeats": 2, "models": ["knn", "svm"], "rng": 5}
     first = evaluation.evaluate(iris, **kwargs).records
     assert first == evaluation.evaluate(iris, **kwargs).records
     assert first != evaluation.evaluate(iris, **{**kwargs, "rng": 6}).records
@@ -35,15 +119,21 @@ def test_a_seed_reproduces_the_whole_study(iris):
 @pytest.mark.slow
 def test_parallel_workers_give_the_same_records(iris):
     """n_jobs=2 runs the cells in two processes and returns exactly the records of the in-process run."""
-    kwargs = {"epsilons": [0.5, math.inf], "repeats": 2, "models": ["knn", "linear"], "rng": 9}
+    kwargs = {
+        "privatisation": "laplace",
+        "epsilons": [0.5, math.inf],
+        "repeats": 2,
+        "models": ["knn", "linear"],
+        "rng": 9,
+    }
     assert evaluation.evaluate(iris, n_jobs=2, **kwargs).records == evaluation.evaluate(iris, **kwargs).records
 
 
 def test_summary_gives_mean_and_sd_over_repeats(iris):
     """Each (model, ε, metric) is summarised over all runs with the sample standard deviation."""
-    result = evaluation.evaluate(iris, epsilons=[0.5], repeats=3, models=["linear"], rng=1)
+    result = evaluation.evaluate(iris, privatisation="laplace", epsilons=[0.5], repeats=3, models=["linear"], rng=1)
     values = [r["value"] for r in result.records if r["metric"] == "accuracy"]
-    (row,) = [r for r in result.summary() if r["metric"] == "accuracy"]
+    (row,) = [r for r in result.summary() if r["metric"] == "accuracy" and r["model"] == "linear"]
     assert row["n"] == 3
     assert row["mean"] == pytest.approx(np.mean(values))
     assert row["sd"] == pytest.approx(np.std(values, ddof=1))
@@ -51,15 +141,19 @@ def test_summary_gives_mean_and_sd_over_repeats(iris):
 
 def test_cross_validation_runs_every_fold_of_every_repeat(iris):
     """cv=K with R repeats gives R·K runs per point."""
-    result = evaluation.evaluate(iris, epsilons=[math.inf], repeats=2, cv=3, models=["knn"], rng=0)
+    result = evaluation.evaluate(
+        iris, privatisation="laplace", epsilons=[math.inf], repeats=2, cv=3, models=["knn"], rng=0
+    )
     assert {r["split"] for r in result.records} == set(range(6))
 
 
 @pytest.mark.slow
 def test_tiny_epsilon_destroys_utility_and_infinity_keeps_it(iris):
     """At ε = 0.01 (noise scale 100 on features of size ~5) accuracy is near chance; with no noise it is high."""
-    result = evaluation.evaluate(iris, epsilons=[0.01, math.inf], repeats=3, models=["linear"], rng=2)
-    acc = {r["epsilon"]: r["mean"] for r in result.summary() if r["metric"] == "accuracy"}
+    result = evaluation.evaluate(
+        iris, privatisation="laplace", epsilons=[0.01, math.inf], repeats=3, models=["linear"], rng=2
+    )
+    acc = {r["epsilon"]: r["mean"] for r in result.summary() if r["metric"] == "accuracy" and r["model"] != "majority"}
     assert acc[math.inf] > 0.85
     assert acc[0.01] < 0.6
 
@@ -78,7 +172,12 @@ def test_input_perturbation_uses_the_calibrated_laplace_scale():
 def test_regression_datasets_report_rmse_and_r2():
     """A regression target gives RMSE and R² instead of accuracy and F1."""
     result = evaluation.evaluate(
-        datasets.load_dataset("diabetes"), epsilons=[math.inf], repeats=1, models=["linear"], rng=0
+        datasets.load_dataset("diabetes"),
+        privatisation="laplace",
+        epsilons=[math.inf],
+        repeats=1,
+        models=["linear"],
+        rng=0,
     )
     assert result.metrics == ("rmse", "r2")
     assert {r["metric"] for r in result.records} == {"rmse", "r2"}
@@ -94,6 +193,7 @@ def test_regression_datasets_report_rmse_and_r2():
         ({"privatisation": "noise"}, ValueError),
         ({"repeats": 0}, ValueError),
         ({"models": ["xgboost"]}, ValueError),
+        ({"models": ["knn"]}, ValueError),  # an input-perturbation model, but the default study is the estimators
         ({"delta": 0.0, "privatisation": "gaussian"}, ValueError),
         ({"n_jobs": 0}, ValueError),
     ],
@@ -111,10 +211,13 @@ def test_plot_draws_one_line_per_model(iris, tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    result = evaluation.evaluate(iris, epsilons=[1.0, math.inf], repeats=2, models=["knn", "linear"], rng=0)
+    result = evaluation.evaluate(
+        iris, privatisation="laplace", epsilons=[1.0, math.inf], repeats=2, models=["knn", "linear"], rng=0
+    )
     fig = result.plot("f1")
     ax = fig.axes[0]
-    assert len(ax.get_legend().get_texts()) == 2
+    # Two models, then the majority class and the best non-private model as horizontal lines.
+    assert len(ax.get_legend().get_texts()) == 4
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "∞"]
     result.plot("accuracy", tmp_path / "acc.png")
     assert (tmp_path / "acc.png").stat().st_size > 1000
@@ -132,7 +235,7 @@ def test_estimators_mode_trains_the_dp_classifiers_and_their_baselines(iris):
         repeats=2,
         rng=0,
     )
-    acc = {r["epsilon"]: r["mean"] for r in result.summary() if r["metric"] == "accuracy"}
+    acc = {r["epsilon"]: r["mean"] for r in result.summary() if r["metric"] == "accuracy" and r["model"] != "majority"}
     assert result.settings["scale"] == "minmax"
     assert acc[math.inf] > 0.9  # the non-private baseline on min-max scaled features
     assert acc[0.01] < acc[math.inf]
@@ -141,7 +244,7 @@ def test_estimators_mode_trains_the_dp_classifiers_and_their_baselines(iris):
 def test_estimator_names_are_refused_for_input_perturbation(iris):
     """DP estimator names only exist with privatisation="estimators"."""
     with pytest.raises(ValueError, match="Unknown model 'dp-logreg'"):
-        evaluation.evaluate(iris, models=["dp-logreg"])
+        evaluation.evaluate(iris, privatisation="laplace", models=["dp-logreg"])
 
 
 # ---- honesty: ε only where it is a guarantee ----------------------------------------------------------------------
@@ -150,7 +253,9 @@ def test_estimator_names_are_refused_for_input_perturbation(iris):
 def test_a_study_with_public_bounds_is_private_per_record():
     """digits' public pixel bounds: scale='public' by default, sensitivity d per record, and the result is private."""
     digits = datasets.load_dataset("digits")
-    result = evaluation.evaluate(digits, epsilons=[10.0], repeats=1, models=["knn"], max_records=200, rng=0)
+    result = evaluation.evaluate(
+        digits, privatisation="laplace", epsilons=[10.0], repeats=1, models=["knn"], max_records=200, rng=0
+    )
     assert result.private and result.epsilon_label == "epsilon"
     assert result.settings["scale"] == "public" and result.settings["sensitivity"] == 64.0
 
@@ -166,7 +271,9 @@ def test_a_study_with_public_bounds_is_private_per_record():
 def test_a_study_that_is_not_private_says_why_and_never_labels_epsilon(tmp_path, kwargs, reason):
     """Data-derived scaling, no scaling, or a per-value sensitivity: not private, and the CSV says noise_epsilon."""
     digits = datasets.load_dataset("digits")
-    result = evaluation.evaluate(digits, epsilons=[10.0], repeats=1, models=["knn"], max_records=200, rng=0, **kwargs)
+    result = evaluation.evaluate(
+        digits, privatisation="laplace", epsilons=[10.0], repeats=1, models=["knn"], max_records=200, rng=0, **kwargs
+    )
     assert not result.private and reason in result.privacy_note
     header = open(result.to_csv(tmp_path / "s.csv", summary=True), encoding="utf-8").readline()
     assert "noise_epsilon" in header and ",epsilon," not in header
