@@ -96,6 +96,7 @@ GOOD: dict[str, Callable[[], Any]] = {
     "steps": lambda: 10,
     "count": lambda: 1,
     "events": lambda: [dp.accounting.LaplaceEvent(epsilon=1.0)],
+    "n_values": lambda: 1000,  # dp.stats.default_n_candidates: the public number of values a quantile ranks
     "holder": lambda: "LogisticRegression",  # DetachedAccountant: what was copied to another process
     # statistics
     "bounds": lambda: (0.0, 1.0),

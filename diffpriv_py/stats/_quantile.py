@@ -12,7 +12,7 @@ import numpy as np
 
 from .._blockwise import is_out_of_core
 from .._rng import RNGLike
-from .._validation import check_int, check_real, one_of
+from .._validation import check_in_range, check_int, check_real, one_of
 from ..exceptions import TargetOutputError
 from ..mechanisms._selection import gumbel, sample_exponential_many
 from ..mechanisms.base import DPMech, _callable_target, _sensitivity
@@ -118,6 +118,12 @@ def default_n_candidates(n_values: int, epsilon: float, sensitivity: float = 1.0
     needed costs little: runs of candidates with no value between them are drawn as one (the cost of a draw is
     O(min(m, 2n))), and the worst-case rank error bound grows with ln m only.
     """
+    who = "dp.stats.default_n_candidates"
+    n_values = check_int(n_values, "n_values", minimum=0, owner=who)
+    epsilon = check_in_range(epsilon, "epsilon", 0.0, math.inf, low_closed=True, high_closed=True, allow_inf=True,
+                             owner=who)  # fmt: skip
+    sensitivity = check_in_range(sensitivity, "sensitivity", 0.0, math.inf, low_closed=False, high_closed=False,
+                                 owner=who)  # fmt: skip
     target = n_values * epsilon / sensitivity
     if not target > 1 << 10:
         return DEFAULT_CANDIDATES
