@@ -828,6 +828,9 @@ REFUSED: list[tuple[str, str, str]] = [
     ("dp.testing.audit", "rng", "1.5"),  # int(1.5) == 1: a seed the user did not give
     ("dp.testing.audit", "rng", "bool"),
     ("dp.testing.audit", "X_neighbour", "none"),  # failed in the target: np.mean(None)
+    ("dp.testing.search_audit", "rng", "nan"),  # int(nan): Python's "cannot convert float NaN to integer"
+    ("dp.testing.search_audit", "rng", "negative"),  # numpy's SeedSequence error
+    ("dp.testing.search_audit", "rng", "bool"),
     ("dp.Laplace()", "dims", "1e308"),
     ("dp.Gaussian()", "dims", "huge-int"),
     ("dp.accounting.LaplaceEvent", "count", "1e308"),

@@ -20,6 +20,7 @@ import attrs
 import numpy as np
 
 from .._datasets import n_records
+from .._validation import check_int
 from ..mechanisms.base import DPMech, check_mechanism
 from ..privacy import Eps
 from ._audit import AuditReport, _draw, _hashable, _is_vectorised, audit
@@ -619,7 +620,7 @@ def search_audit(
         )
     check_mechanism(mechanism, "mechanism", owner="search_audit")
     params = mechanism.check_privacy_params(privacy_params)
-    seed = secrets.randbits(63) if rng is None else int(rng)
+    seed = secrets.randbits(63) if rng is None else check_int(rng, "rng", minimum=0, owner="search_audit (a seed)")
     # Independent streams per stage, so the confirm samples never influenced which pairs were chosen.
     screen_seq, explore_seq, confirm_seq = np.random.SeedSequence(seed).spawn(3)
     screen_rng = np.random.default_rng(screen_seq)
