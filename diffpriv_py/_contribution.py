@@ -27,13 +27,24 @@ def run_starts(*keys: np.ndarray) -> np.ndarray:
     return start
 
 
+def _hashed(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, distinct values) of the integers of ``key``: pandas' hash factorisation (first appearance, no sort),
+    or without pandas (the bare ``GroupBy`` mechanism needs none) ``np.unique``'s sort — another numbering of the
+    same partition, which the bounding rule's law does not depend on."""
+    try:
+        import pandas as pd
+    except ImportError:
+        uniques, codes = np.unique(key, return_inverse=True)
+        return codes.reshape(-1).astype(np.intp, copy=False), uniques
+    codes, uniques = pd.factorize(key, sort=False)
+    return codes.astype(np.intp, copy=False), np.asarray(uniques)
+
+
 def factorize_codes(key: np.ndarray) -> tuple[np.ndarray, int]:
     """Codes 0, 1, … of the distinct integers of ``key`` (in order of first appearance, by hashing: no sort) and
     how many there are."""
-    import pandas as pd
-
-    codes, uniques = pd.factorize(key, sort=False)
-    return codes.astype(np.intp, copy=False), int(uniques.shape[0])
+    codes, uniques = _hashed(key)
+    return codes, int(uniques.shape[0])
 
 
 def _radix_argsort(codes: np.ndarray, n_codes: int) -> np.ndarray:
@@ -134,7 +145,5 @@ def bound_contributions(
 def people_per_group(unit: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
     """Number of distinct people of every group 0 … ``n_groups`` − 1 (int64), by hashing the (person, group) pairs
     (no sort)."""
-    import pandas as pd
-
-    pairs = pd.unique(unit.astype(np.int64) * n_groups + group)
+    pairs = _hashed(unit.astype(np.int64) * n_groups + group)[1]
     return np.bincount(pairs % n_groups, minlength=n_groups).astype(np.int64)

@@ -80,6 +80,13 @@ def test_groupby_result_to_frame_without_pandas_names_the_extra():
         from diffpriv_py.stats import GroupBy
         result = GroupBy(keys=["a", "b"]).release_response(dp.Eps(1.0), np.array(["a", "b", "a"]), rng=0).response
         assert list(result.keys) == ["a", "b"]
+        # With people to bound (the kernel hashes pairs with pandas when it has it): no failure after the charge.
+        acc = dp.Accountant(dp.Eps(10.0))
+        by, unit = np.array(["a", "b", "c"] * 40), np.repeat(np.arange(40), 3)
+        bounded = GroupBy(max_groups=2, keys=["a", "b", "c"]).release_response(
+            dp.Eps(1.0), (by, None, unit), rng=0, accountant=acc
+        ).response
+        assert list(bounded.keys) == ["a", "b", "c"] and len(acc.ledger) == 1
         expect_missing("pandas", lambda: result.to_frame())
         """,
     )
