@@ -186,3 +186,17 @@ def refuse_masked(data: Any, name: str = "X", *, owner: str = "") -> None:
             "the masked values), and dropping records changes n. Pass x.compressed() to drop masked values or "
             "x.filled(value) to replace them, before the release."
         )
+
+
+def as_rectangular(value: Any, name: str, *, owner: str = "", dtype: Any = None) -> np.ndarray:
+    """``np.asarray(value)``, refusing a ragged nested sequence with an error naming the parameter (not numpy's)."""
+    try:
+        return np.asarray(value, dtype=dtype)
+    except ValueError as exc:
+        if "inhomogeneous" not in str(exc) and "sequence" not in str(exc):
+            raise
+        where = f" of {owner}" if owner else ""
+        raise ValueError(
+            f"The '{name}' parameter{where} is a ragged nested sequence (its rows have different lengths): "
+            f"{_describe(value)}. Pass a flat sequence or a rectangular array."
+        ) from None

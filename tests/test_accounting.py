@@ -701,7 +701,7 @@ def test_events_much_stronger_than_the_claim_are_refused_as_inconsistent():
         (lambda: advanced_composition(math.nan, 0.0, 10, 1e-6), ValueError, "'epsilon'"),
         (lambda: basic_composition(0.5), TypeError, "'epsilons'"),
         (lambda: basic_composition("0.5"), TypeError, "'epsilons'"),
-        (lambda: basic_composition([0.1, math.nan]), ValueError, "'epsilon'"),
+        (lambda: basic_composition([0.1, math.nan]), ValueError, "'epsilons'"),
         (lambda: basic_composition([0.1, 0.2], [0.0]), ValueError, "same length"),
         (lambda: kov_composition([0.1], None, math.nan), ValueError, "'delta_slack'"),
         (lambda: kov_composition([False], None, 1e-6), TypeError, "bool"),

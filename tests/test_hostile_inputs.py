@@ -1023,3 +1023,37 @@ def test_masked_arrays_are_refused_at_every_release_before_any_charge(entry):
         guarded(lambda: run(kwargs))
     if "accountant" in kwargs:
         assert not acc.ledger
+
+
+_RAGGED = {
+    "quantile q": lambda acc: dp.stats.quantile(
+        np.arange(10.0), [[0.1], [0.2, 0.3]], dp.Eps(1), bounds=(0, 10), accountant=acc
+    ),
+    "groupby keys": lambda acc: dp.stats.groupby(
+        np.array(["a", "b"] * 5), dp.Eps(1), keys=[["a"], ["b", "c"]], accountant=acc
+    ),
+    "histogram bins": lambda acc: dp.stats.histogram(np.arange(10.0), dp.Eps(1), bins=[[0, 5], [10]], accountant=acc),
+    "classifier classes": lambda acc: dp.estimators.LogisticRegression(0.1, data_norm=1.0, classes=[[0], [1, 2]]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_RAGGED))
+def test_a_ragged_nested_sequence_is_refused_naming_the_parameter(case):
+    """A ragged list gives the library's error naming the parameter (not numpy's 'inhomogeneous shape'), uncharged."""
+    name = case.split()[1]
+    accountant = dp.accounting.Accountant(dp.Eps(10.0))
+    with pytest.raises(ValueError, match=rf"'{name}' parameter.*ragged") as info:
+        _RAGGED[case](accountant)
+    assert "inhomogeneous" not in str(info.value)
+    assert accountant.spent.epsilon == 0
+
+
+@pytest.mark.parametrize("fn", ["basic_composition", "kov_composition"])
+def test_composition_errors_name_the_sequence_argument(fn):
+    """The element errors of basic/kov_composition name 'epsilons'/'deltas', the arguments the user passed."""
+    compose = getattr(dp.accounting, fn)
+    extra = {"delta_slack": 1e-6} if fn == "kov_composition" else {}
+    with pytest.raises(ValueError, match="'epsilons' parameter"):
+        compose([1.0, -2.0], [0.0, 0.0], **extra)
+    with pytest.raises(ValueError, match="'deltas' parameter"):
+        compose([1.0, 2.0], [0.0, 2.0], **extra)

@@ -46,14 +46,14 @@ def _sequence(value: Any, name: str, owner: str) -> list[Any]:
 
 def _eps_list(epsilons: Sequence[float], deltas: Sequence[float] | None, owner: str) -> tuple[list[float], list[float]]:
     eps = [
-        check_in_range(e, "epsilon", 0.0, math.inf, low_closed=True, high_closed=False, owner=owner)
+        check_in_range(e, "epsilons", 0.0, math.inf, low_closed=True, high_closed=False, owner=owner)
         for e in _sequence(epsilons, "epsilons", owner)
     ]
     if deltas is None:
         dels = [0.0] * len(eps)
     else:
         dels = [
-            check_in_range(d, "delta", 0.0, 1.0, low_closed=True, high_closed=True, owner=owner)
+            check_in_range(d, "deltas", 0.0, 1.0, low_closed=True, high_closed=True, owner=owner)
             for d in _sequence(deltas, "deltas", owner)
         ]
     if len(dels) != len(eps):

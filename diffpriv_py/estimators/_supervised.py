@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._datasets import as_array
+from .._validation import as_rectangular
 
 __all__ = [
     "OBSERVED",
@@ -112,7 +113,7 @@ def check_classes(value: Any) -> Classes:
                 f"{OBSERVED!r} (the labels present in y, declared public). Got the string {value!r}."
             )
         return OBSERVED
-    labels = tuple(np.asarray(value).ravel().tolist())
+    labels = tuple(as_rectangular(value, "classes").ravel().tolist())
     if len(labels) < 2 or len(set(labels)) != len(labels) or any(label != label for label in labels):
         raise ValueError(
             f"classes must list at least two distinct labels, none of them NaN (every label a record may have). "

@@ -26,7 +26,7 @@ from .._fixed_point import (
     to_units,
 )
 from .._rng import RNGLike
-from .._validation import check_int, refuse_masked
+from .._validation import as_rectangular, check_int, refuse_masked
 from ..accuracy import check_alpha, discrete_laplace_half_width, half_width
 from ..exceptions import TargetOutputError
 from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
@@ -130,7 +130,7 @@ def _keys(value: Any) -> tuple[Any, ...] | None:
             f"The 'keys' of dp.stats.groupby must be a sequence of public group labels (or None to select groups "
             f"privately); got {value!r}. Pass e.g. keys=['Paris', 'Lyon']."
         )
-    keys = tuple(np.asarray(list(value)).tolist())
+    keys = tuple(as_rectangular(list(value), "keys", owner="dp.stats.groupby").tolist())
     if not keys:
         raise ValueError("The 'keys' of dp.stats.groupby must not be empty; pass keys=None to select groups privately.")
     if len(set(keys)) != len(keys):

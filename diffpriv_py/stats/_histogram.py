@@ -10,7 +10,7 @@ import numpy as np
 
 from .._blockwise import first_block, is_out_of_core, map_reduce, n_rows
 from .._rng import RNGLike
-from .._validation import check_real, check_size
+from .._validation import as_rectangular, check_real, check_size
 from ..privacy import Eps
 from ._common import (
     MECHANISMS,
@@ -38,7 +38,8 @@ def _edges(bins: Any, range: Any, who: str) -> tuple[np.ndarray, tuple[int, floa
             f"{who} needs fixed bins: an integer number of bins together with range=(lower, upper), or a sequence "
             f"of edges. Got bins={bins!r}: data-driven bin rules such as 'auto' look at the private data."
         )
-    if np.ndim(bins) == 0:
+    raw = as_rectangular(bins, "bins", owner=who)
+    if raw.ndim == 0:
         k = check_size(bins, "bins", maximum=10**7, owner=who)  # 10^9 bins would allocate ~7.5 GiB
         if range is None:
             raise TypeError(
@@ -59,7 +60,6 @@ def _edges(bins: Any, range: Any, who: str) -> tuple[np.ndarray, tuple[int, floa
                 "to inf. Pass a narrower range (|upper - lower| < 1.8e308)."
             )
         return np.linspace(first, last, k + 1), (k, first, last)
-    raw = np.asarray(bins)
     if raw.dtype.kind not in "iuf" or raw.ndim != 1 or raw.size < 2:
         raise TypeError(
             f"The 'bins' of {who} must be a number of bins or a 1-D sequence of at least two bin edges. Got {bins!r}."

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._blockwise import is_out_of_core
 from .._rng import RNGLike
-from .._validation import check_in_range, check_int, check_real, one_of
+from .._validation import as_rectangular, check_in_range, check_int, check_real, one_of
 from ..exceptions import TargetOutputError
 from ..mechanisms._selection import gumbel, sample_exponential_many
 from ..mechanisms.base import DPMech, _callable_target, _sensitivity
@@ -46,7 +46,7 @@ def _as_values(data: Any) -> Any:
 
 
 def _quantiles(value: Any) -> tuple[float, ...]:
-    raw = np.asarray(value)
+    raw = as_rectangular(value, "q", owner="dp.stats.quantile")
     if raw.dtype.kind == "b" or raw.dtype.kind not in "iuf" or raw.ndim > 1:
         raise TypeError(
             f"The quantile levels 'q' must be a number or a 1-D sequence of numbers in [0, 1]. Got {value!r}."
