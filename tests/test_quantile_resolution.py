@@ -17,19 +17,19 @@ from diffpriv_py.testing import audit
     [
         (10, 0.1, 1.0, 1025),  # small n·ε: the former fixed default
         (1000, 1.0, 1.0, 1025),
-        (1024, 1.0, 1.0, 1025),  # n·ε/Δ = 2^10 exactly
-        (1025, 1.0, 1.0, 2049),
-        (10**6, 1.0, 1.0, 2**20 + 1),
-        (10**6, 0.1, 1.0, 2**17 + 1),
-        (10**6, 1.0, 4.0, 2**18 + 1),
-        (2**20, 1.0, 1.0, 2**20 + 1),  # a power of two is its own ceiling (no log2 rounding)
+        (4096, 1.0, 1.0, 1025),  # n·ε/(4Δ) = 2^10 exactly
+        (4097, 1.0, 1.0, 2049),
+        (10**6, 1.0, 1.0, 2**18 + 1),
+        (10**6, 0.1, 1.0, 2**15 + 1),
+        (10**6, 1.0, 4.0, 2**16 + 1),
+        (2**20, 1.0, 1.0, 2**18 + 1),  # a power of two is its own ceiling (no log2 rounding)
         (10**9, 1.0, 1.0, 2**22 + 1),  # capped
         (10, float("inf"), 1.0, 2**22 + 1),
         (10, 0.0, 1.0, 1025),
     ],
 )
 def test_default_size_is_the_documented_rule(n, eps, sensitivity, m):
-    """m = 2^k + 1 with 2^k the smallest power of two ≥ n·ε/Δ, k clamped to [10, 22]."""
+    """m = 2^k + 1 with 2^k the smallest power of two ≥ n·ε/(4Δ), k clamped to [10, 22]."""
     assert dp.stats.default_n_candidates(n, eps, sensitivity) == m
 
 
@@ -40,8 +40,8 @@ def test_quantile_uses_the_rule_per_level_and_column_and_for_pooled_values():
     def size(**kw):
         return dp.stats.quantile(x, [0.25, 0.75], dp.Eps(2.0), bounds=(0, 1), rng=0, full_response=True, **kw)
 
-    assert size(axis=0).mechanism.n_candidates == dp.stats.default_n_candidates(5000, 2.0 / 4)  # 4097
-    assert size().mechanism.n_candidates == dp.stats.default_n_candidates(10000, 2.0 / 2, 2.0)  # 8193
+    assert size(axis=0).mechanism.n_candidates == dp.stats.default_n_candidates(5000, 2.0 / 4)  # 1025
+    assert size().mechanism.n_candidates == dp.stats.default_n_candidates(10000, 2.0 / 2, 2.0)  # 2049
     assert size(n_candidates=33).mechanism.n_candidates == 33
 
 
@@ -117,17 +117,17 @@ def _grid_of(x, **kw):
 
 def test_neighbouring_datasets_draw_from_the_same_grid():
     """Replace-one neighbours (an extreme value, a NaN under omit) get bit-identical candidate grids, though the
-    number of present values, a private number, crosses a power of two between them (2049 → 2048)."""
-    x = np.random.default_rng(5).uniform(0, 1, 2049)
+    number of present values, a private number, crosses a power of two between them (8193 → 8192)."""
+    x = np.random.default_rng(5).uniform(0, 1, 8193)
     for y, kw in [
-        (np.where(np.arange(2049) == 0, 1e9, x), {}),
-        (np.where(np.arange(2049) == 0, np.nan, x), {"nan_policy": "omit"}),
+        (np.where(np.arange(8193) == 0, 1e9, x), {}),
+        (np.where(np.arange(8193) == 0, np.nan, x), {"nan_policy": "omit"}),
     ]:
         gx, gy = _grid_of(x, **kw), _grid_of(y, **kw)
         assert gx.size == 4097
         np.testing.assert_array_equal(gx.view(np.int64), gy.view(np.int64))
     # The pair has teeth: a grid sized from the present values would differ between the neighbours.
-    present = [2049, 2048]
+    present = [8193, 8192]
     assert len({dp.stats.default_n_candidates(p, 1.0) for p in present}) == 2
 
 
@@ -148,7 +148,7 @@ def test_group_by_grid_is_sized_from_the_number_of_people_not_the_rows_of_a_grou
     g, v = (gen.random(n) < 0.01).astype(int), gen.uniform(0, 1, n)  # one small, one large group
     mech = GroupBy(statistics=("count",), quantiles=(0.5,), bounds=(0.0, 1.0), keys=(0, 1))
     sized = mech._sized(n, mech.split(dp.Eps(1.0))[1])
-    assert sized.n_candidates == dp.stats.default_n_candidates(n, 0.5, 2.0)  # 2^14 + 1
+    assert sized.n_candidates == dp.stats.default_n_candidates(n, 0.5, 2.0)  # 2^12 + 1
     frame = mech.release_response(dp.Eps(1.0), (g, v, None), rng=1).response.to_frame()
     assert_grid = dp.stats.candidate_grid(0, 1, sized.n_candidates)
     assert np.isin(frame["q0.5"].to_numpy(), assert_grid).all()
@@ -178,15 +178,15 @@ def test_group_by_median_of_a_large_group_is_set_by_privacy():
 
 # ---- audit on the sized grid ---------------------------------------------------------------------------------------
 
-# One record moves from 0 to 1, q·n = 1, one value at 0.74 and 1098 at 0.75. The ~3030 candidates A = (0, 0.74) score
+# One record moves from 0 to 1, q·n = 1, one value at 0.74 and 4398 at 0.75. The ~3030 candidates A = (0, 0.74) score
 # 0 under x and −1 under y; the ~40 candidates B = (0.74, 0.75) score −1 under x and 0 under y. With A much larger
 # than B, P_y(B)/P_x(B) ≈ e^(2·ε/2)·|A|/(|A| + e·|B|): a loss of about 1.97 of ε = 2 (about 3.9 without the factor 2).
-AUDIT_X = np.concatenate([[0.0, 0.74], np.full(1098, 0.75)])
-AUDIT_Y = np.concatenate([[1.0, 0.74], np.full(1098, 0.75)])
+AUDIT_X = np.concatenate([[0.0, 0.74], np.full(4398, 0.75)])
+AUDIT_Y = np.concatenate([[1.0, 0.74], np.full(4398, 0.75)])
 
 
 def _audit_mechanism():
-    mech = dp.stats.quantile(AUDIT_X, 1 / 1100, dp.Eps(2.0), bounds=(0, 1), rng=0, full_response=True).mechanism
+    mech = dp.stats.quantile(AUDIT_X, 1 / 4400, dp.Eps(2.0), bounds=(0, 1), rng=0, full_response=True).mechanism
     assert mech.n_candidates == 4097  # the sized default, not the former 1025
     return mech
 
