@@ -286,3 +286,22 @@ def test_dask_quantiles_with_no_group_released_give_an_empty_frame():
     ddf = dd.from_pandas(df, npartitions=4)
     out = dp.stats.groupby(ddf["g"], dp.Del(1.0, 1e-6), values=ddf["x"], quantiles=0.5, bounds=(0, 100), rng=0)
     assert out.shape[0] == 0 and list(out.columns) == ["count", "count_accuracy", "q0.5", "q0.5_rank_accuracy"]
+
+
+def test_the_function_and_the_accessor_take_n_candidates():
+    """dp.stats.groupby(..., n_candidates=m) releases points of the m-point grid, as the GroupBy mechanism does."""
+    pd = pytest.importorskip("pandas")
+    import diffpriv_py.pandas  # noqa: F401 - registers the accessor
+
+    gen = np.random.default_rng(3)
+    g, v = gen.integers(0, 2, 2000), gen.uniform(0, 1, 2000)
+    grid = dp.stats.candidate_grid(0, 1, 33)
+    r = dp.stats.groupby(g, dp.Eps(1.0), values=v, quantiles=0.5, n_candidates=33, bounds=(0, 1),
+                         keys=[0, 1], rng=0, full_response=True)  # fmt: skip
+    assert r.mechanism.n_candidates == 33 and np.isin(r.response["q0.5"], grid).all()
+    frame = pd.DataFrame({"g": g, "v": v}).private.groupby(
+        "g", dp.Eps(1.0), column="v", quantiles=0.5, n_candidates=33, bounds=(0, 1), keys=[0, 1], rng=0
+    )
+    assert np.isin(frame["q0.5"], grid).all()
+    with pytest.raises((TypeError, ValueError), match="n_candidates"):
+        dp.stats.groupby(g, dp.Eps(1.0), values=v, quantiles=0.5, n_candidates=1, bounds=(0, 1), keys=[0, 1])

@@ -1105,6 +1105,7 @@ def groupby(
     values: Any = None,
     statistics: str | Sequence[str] = ("count",),
     quantiles: Any = (),
+    n_candidates: int | None = None,
     bounds: Any = None,
     keys: Any = None,
     privacy_unit: Any = None,
@@ -1139,6 +1140,10 @@ def groupby(
         points between the bounds (sized from the number of people and ε, see :class:`GroupBy`), drawn by the
         exponential mechanism; its error bar
         ``q0.5_rank_accuracy`` is in ranks (how many values would have to move), see :class:`GroupBy`.
+    n_candidates : int, optional
+        The number of points of the quantiles' public grid (at least 2); ``None`` (default) sizes it from public
+        numbers alone (:func:`~diffpriv_py.stats.default_n_candidates` of the number of people times
+        ``max_rows``, ε per level and the rank sensitivity).
     bounds : (lower, upper) or mapping, optional
         Public clipping bounds of the values (required for value statistics); with several value columns, one pair
         for all of them or a mapping ``{name: (lower, upper)}`` (a count-only column may be left out).
@@ -1227,6 +1232,7 @@ def groupby(
     mech = GroupBy(
         statistics=statistics,
         quantiles=quantiles,
+        n_candidates=n_candidates,
         bounds=bounds,
         columns=columns,
         keys=keys,
