@@ -200,3 +200,38 @@ def test_audit_over_the_sized_grid_refutes_the_mechanism_without_its_factor_two(
     bad = attrs.evolve(_audit_mechanism(), sensitivity=0.5)
     report = audit(bad, AUDIT_X, AUDIT_Y, dp.Eps(2.0), n=100_000, rng=5)
     assert not report.passed and report.epsilon_lower_bound > 2.0
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 1.0), (0.1, 0.3), (-1e308, 1e308), (-5.0, 7.25), (1e-300, 3e-300)])
+def test_rank_counts_on_a_fine_grid_are_exact(bounds):
+    """Fine grids locate values by the grid's formula instead of reading it: the counts stay exact, including values
+    on, just below and just above grid points, at and beyond the bounds (checked against a sort)."""
+    from diffpriv_py.stats._quantile import _cached_grid, _formula_grid, _rank_counts
+
+    m = 2**17 + 1
+    lo, hi = bounds
+    grid = _cached_grid(lo, hi, m)
+    assert _formula_grid(lo, hi, m)  # the arithmetic path is the one under test
+    gen = np.random.default_rng(11)
+    on = grid[gen.integers(0, m, 3000)]
+    x = np.concatenate([on, np.nextafter(on, -np.inf), np.nextafter(on, np.inf), [lo, hi, -np.inf, np.inf]])
+    x = np.concatenate([x, lo + (hi / 2 - lo / 2) * 2 * gen.random(3000)])
+    less, at_most, present = _rank_counts(x, grid, "raise")
+    clipped = np.sort(np.clip(x, lo, hi))
+    np.testing.assert_array_equal(less, np.searchsorted(clipped, grid, side="left"))
+    np.testing.assert_array_equal(at_most, np.searchsorted(clipped, grid, side="right"))
+    assert present == x.size
+
+
+def test_a_grid_whose_points_merged_is_read_not_computed():
+    """Bounds so close that rounding merges grid points: the formula no longer describes the grid, so it is read."""
+    from diffpriv_py.stats._quantile import _cached_grid, _formula_grid, _rank_counts
+
+    lo, hi, m = 1.0, 1.0 + 2**-40, 2**17 + 1
+    grid = _cached_grid(lo, hi, m)
+    assert grid.size < m and not _formula_grid(lo, hi, m)
+    x = np.concatenate([grid, np.nextafter(grid, np.inf)])
+    less, at_most, _ = _rank_counts(x, grid, "raise")
+    clipped = np.sort(np.clip(x, lo, hi))
+    np.testing.assert_array_equal(less, np.searchsorted(clipped, grid, side="left"))
+    np.testing.assert_array_equal(at_most, np.searchsorted(clipped, grid, side="right"))

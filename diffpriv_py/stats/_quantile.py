@@ -181,6 +181,29 @@ def _cached_grid(lower: float, upper: float, n_candidates: int) -> np.ndarray:
     return grid
 
 
+def _grid_points(k: np.ndarray, grid: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``grid[k]`` by :func:`candidate_grid`'s formula, without reading the grid (the same float operations, so the
+    same doubles): for a fine grid, arithmetic on a block is much cheaper than gathers from an array beyond cache."""
+    m = grid.shape[0]
+    lo, hi = float(grid[0]), float(grid[-1])
+    step, half = hi / (m - 1) - lo / (m - 1), (m - 1) // 2
+    kf = k.astype(np.float64)
+    with np.errstate(over="ignore"):  # each half's formula can overflow only on the other half, where it is unused
+        np.multiply(kf, step, out=out)
+        out += lo
+        upper = hi - (m - 1 - kf) * step
+    np.copyto(out, upper, where=k > half)
+    return np.clip(out, lo, hi, out=out)
+
+
+@functools.lru_cache(maxsize=32)
+def _formula_grid(lower: float, upper: float, m: int) -> bool:
+    """Whether the m-point grid on [lower, upper] is exactly :func:`_grid_points` (not when rounding merged points)."""
+    grid = _cached_grid(lower, upper, m)
+    k = np.arange(m)
+    return grid.shape[0] == m and bool(np.array_equal(_grid_points(k, grid, np.empty(m)), grid))
+
+
 @attrs.frozen(eq=False)
 class GridCounts:
     """The evaluated data of :class:`Quantile`: for every column j and candidate cᵢ of its grid, the rank counts.
@@ -207,6 +230,8 @@ def _code_blocks(values: np.ndarray, grid: np.ndarray, nan_policy: str) -> Itera
     step = hi / (m - 1) - lo / (m - 1) if m > 1 else 1.0
     inv = 1.0 / step if step > 0 else math.inf
     upper_next = np.append(grid[1:], np.inf)
+    # Beyond ~2¹⁵ points the two gathers per value miss the cache; the grid's own formula gives the same doubles.
+    arithmetic = m > _BLOCK // 2 and _formula_grid(lo, hi, m)
     size = min(_BLOCK, values.shape[0])
     xb, t, g = np.empty(size), np.empty(size), np.empty(size)
     k = np.empty(size, dtype=np.intp)
@@ -221,10 +246,17 @@ def _code_blocks(values: np.ndarray, grid: np.ndarray, nan_policy: str) -> Itera
             tb -= lo * inv
             np.copyto(kk, tb, casting="unsafe")  # truncation = floor, since x ≥ lo; NaN gives garbage, caught below
         np.clip(kk, 0, m - 1, out=kk)
-        np.take(grid, kk, out=gb)
+        if arithmetic:
+            _grid_points(kk, grid, gb)
+        else:
+            np.take(grid, kk, out=gb)
         np.less_equal(gb, x, out=okb)
         np.equal(gb, x, out=eqb)
-        np.take(upper_next, kk, out=gb)
+        if arithmetic:
+            _grid_points(np.minimum(kk + 1, m - 1), grid, gb)
+            gb[kk == m - 1] = np.inf
+        else:
+            np.take(upper_next, kk, out=gb)
         okb &= gb > x
         if not okb.all():
             bad = np.flatnonzero(~okb)
