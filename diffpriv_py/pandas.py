@@ -566,14 +566,19 @@ class PrivateFrameAccessor:
         ['age_mean', 'age_mean_accuracy', 'income_mean', 'income_mean_accuracy']
         """
         frame = self._frame
-        labels = _frame_column(frame, by, "by")
+        several = isinstance(by, list)  # several grouping columns (a tuple is one label, as in pandas)
+        labels = [_frame_column(frame, b, "by") for b in by] if several else _frame_column(frame, by, "by")
         unit = None if privacy_unit is None else _frame_column(frame, privacy_unit, "privacy_unit")
         values: Any
         if isinstance(column, list):  # several columns (a tuple is one label of a MultiIndex, as in pandas)
             values = {c: _value_column(frame, c) for c in column}
         else:
             values = None if column is None else _value_column(frame, column)
-        name = by if _is_label(frame, by) else getattr(by, "name", None)
+        name = (
+            tuple(b if _is_label(frame, b) else getattr(b, "name", None) for b in by)
+            if several
+            else (by if _is_label(frame, by) else getattr(by, "name", None))
+        )
         return stats.groupby(
             labels,
             privacy_params,

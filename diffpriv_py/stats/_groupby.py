@@ -1229,22 +1229,33 @@ def groupby(
         if not values:
             raise ValueError(f"The 'values' mapping of {who} is empty; pass {{'age': ages, ...}} or one column.")
         columns = tuple(values)
+    from ._multikey import CompositeLabels, is_several_columns  # it builds on this module
+
+    several = is_several_columns(by)
     mech = GroupBy(
         statistics=statistics,
         quantiles=quantiles,
         n_candidates=n_candidates,
         bounds=bounds,
         columns=columns,
-        keys=keys,
+        keys=None if several else keys,
         max_groups=max_groups,
         max_rows=max_rows,
         noise=mechanism,
         alpha=alpha,
     )
+    composite = None
+    if several:  # a public relabelling: each row's tuple of labels becomes one integer label (see _multikey)
+        composite = CompositeLabels.of(by, keys, who)
+        by = composite.codes
+        if keys is not None:
+            mech = attrs.evolve(mech, keys=composite.keys)
     response = mech.release_response(privacy_params, (by, values, privacy_unit), rng=rng, accountant=accountant)
     if name is None:
         name = getattr(by, "name", None)
-    frame = response.response.to_frame(name)
+    frame = response.response.to_frame(None if composite else name)
+    if composite is not None:
+        frame.index = composite.index(frame.index, name)
     if full_response:
         return attrs.evolve(response, response=frame)
     return frame
