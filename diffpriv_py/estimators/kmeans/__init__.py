@@ -15,16 +15,16 @@ from typing import Any, ClassVar, Literal
 import attrs
 import numpy as np
 
-from .. import _noise
-from .._blockwise import Chunks, is_out_of_core, map_reduce, n_rows
-from .._datasets import as_array
-from .._validation import check_int
-from ..exceptions import TargetOutputError
-from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
-from ..mechanisms.laplace import Laplace
-from ..privacy import Eps
-from ._sensitivity_floor import not_below
-from ._supervised import check_rows_to_predict
+from ... import _noise
+from ..._blockwise import Chunks, is_out_of_core, map_reduce, n_rows
+from ..._datasets import as_array
+from ..._validation import check_int
+from ...exceptions import TargetOutputError
+from ...mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
+from ...mechanisms.laplace import Laplace
+from ...privacy import Eps
+from .._sensitivity_floor import not_below
+from .._supervised import check_rows_to_predict
 
 __all__ = ["CoresetPlan", "DPLloydPlan", "KMeans", "KMeansModel", "auto_method"]
 
@@ -995,7 +995,7 @@ class KMeans(DPMech):
 
     def initial_centres(self, n_features: int, rng: Any = None) -> np.ndarray:
         """Data-independent initial centres in [-1, 1]^d (sphere packing if ``improved``, else uniform)."""
-        from .._rng import as_generator
+        from ..._rng import as_generator
 
         gen = as_generator(rng)
         d = check_int(n_features, "n_features", minimum=1, owner="KMeans.initial_centres")
