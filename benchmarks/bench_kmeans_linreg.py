@@ -169,6 +169,8 @@ def bench_lloyd_iteration(repeats, extra=20):
     """
     from sklearn.cluster import KMeans as SklearnKMeans
 
+    from diffpriv_py.estimators.kmeans._dplloyd import _lloyd_steps as steps
+
     rng = np.random.default_rng(0)
     print("\n### k-means: cost of one Lloyd iteration (median ms, interleaved)\n")
     print("| n × d, k | diffpriv_py noisy iteration | scikit-learn Lloyd iteration | ratio |")
@@ -179,13 +181,16 @@ def bench_lloyd_iteration(repeats, extra=20):
         start = rng.uniform(-1, 1, (k, d))
         Z = KMeans(k, bounds=(-1, 1), method="dplloyd").prepare(X)
         plans = [KMeans(k, bounds=(-1, 1), method="dplloyd", n_iter=t).plan(1.0, n, d) for t in (1, 1 + extra)]
-        mech = KMeans(k, bounds=(-1, 1), method="dplloyd")
         one = SklearnKMeans(k, init=start, n_init=1, max_iter=1, tol=0.0, algorithm="lloyd")
         many = SklearnKMeans(k, init=start, n_init=1, max_iter=1 + extra, tol=0.0, algorithm="lloyd")
         ours, theirs = [], []
         for s in range(repeats):
             o1, o_many = (
-                timed(functools.partial(mech._lloyd_steps, Z, start[None], p, np.random.default_rng(s)))[1]
+                timed(
+                    functools.partial(
+                        steps, Z, start[None], p, np.random.default_rng(s), sensitivity=1.0, shrinkage=True
+                    )
+                )[1]
                 for p in plans
             )
             ours.append((o_many - o1) / extra)

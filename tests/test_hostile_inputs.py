@@ -385,7 +385,7 @@ OWNERS = [
     (re.compile(r"^dp\.stats\.histogram"), "stats/_histogram.py"),
     (re.compile(r"^dp\.stats\."), "stats moments/_common"),
     (re.compile(r"^dp\.estimators\.(PCA|subspace_overlap|q_f)|^dp\.sklearn\.PCA"), "estimators/pca.py"),
-    (re.compile(r"^dp\.estimators\.KMeans|^dp\.sklearn\.KMeans"), "estimators/kmeans.py"),
+    (re.compile(r"^dp\.estimators\.KMeans|^dp\.sklearn\.KMeans"), "estimators/kmeans/"),
     (re.compile(r"^dp\.estimators\.DPSGD|^dp\.sklearn\.DPSGD"), "estimators/dpsgd.py"),
     (re.compile(r"^dp\.estimators\.LinearRegression|^dp\.sklearn\.LinearRegression"), "linear_regression"),
     (re.compile(r"^dp\.estimators\.|^dp\.sklearn\."), "estimators/linear_models.py + _erm.py"),

@@ -12,6 +12,10 @@ import pytest
 import diffpriv_py as dp
 from diffpriv_py.estimators import DPLloydPlan, KMeans, KMeansModel
 from diffpriv_py.estimators import kmeans as km
+from diffpriv_py.estimators.kmeans import _postprocessing
+from diffpriv_py.estimators.kmeans._cells import _CHUNK, _assign, _block_rows, _Cells, _workspace
+from diffpriv_py.estimators.kmeans._noisy_cells import _CellNoise
+from diffpriv_py.estimators.kmeans._normalised_data import _to_grid
 from diffpriv_py.mechanisms.laplace import Laplace
 from diffpriv_py.testing import MechCase, parametrize_with_checks
 
@@ -257,8 +261,8 @@ def test_cluster_counts_and_sums_move_at_most_two_and_two_d_under_replace_one(rn
         X2 = X.copy()
         X2[rng.integers(30)] = rng.uniform(-1.5, 1.5, d)
         C = rng.uniform(-1, 1, (4, d))
-        c1, s1 = km._cluster_statistics(mech.prepare(X), C)
-        c2, s2 = km._cluster_statistics(mech.prepare(X2), C)
+        c1, s1 = _Cells.of(mech.prepare(X), len(C)).statistics(C)
+        c2, s2 = _Cells.of(mech.prepare(X2), len(C)).statistics(C)
         assert np.abs(c1 - c2).sum() <= 2
         assert np.abs(s1 - s2).sum() <= 2 * d
         assert mech.sensitivity_norm(X, X2) <= mech.sensitivity
@@ -283,14 +287,14 @@ def test_coreset_cell_statistics_move_at_most_two_and_two_d_for_adversarial_neig
             X = base[rng.permutation(len(base))]
             X2 = X.copy()
             X2[0] = rng.choice([-1.0, 1.0, 1e-12, -1e-12], size=d)
-            c1, s1 = km._cluster_statistics(mech.prepare(X), C)
-            c2, s2 = km._cluster_statistics(mech.prepare(X2), C)
+            c1, s1 = _Cells.of(mech.prepare(X), len(C)).statistics(C)
+            c2, s2 = _Cells.of(mech.prepare(X2), len(C)).statistics(C)
             worst = max(worst[0], np.abs(c1 - c2).sum()), max(worst[1], np.abs(s1 - s2).sum())
         assert worst[0] <= 2 and worst[1] <= 2 * d
         X, X2 = _worst_pair(n=10, d=d)
         C = np.stack([np.full(d, -0.5), np.full(d, 0.5)])
-        c1, s1 = km._cluster_statistics(mech.prepare(X), C)
-        c2, s2 = km._cluster_statistics(mech.prepare(X2), C)
+        c1, s1 = _Cells.of(mech.prepare(X), len(C)).statistics(C)
+        c2, s2 = _Cells.of(mech.prepare(X2), len(C)).statistics(C)
         assert np.abs(c1 - c2).sum() == 2 and np.abs(s1 - s2).sum() == 2 * d
 
 
@@ -333,13 +337,13 @@ def test_normalised_records_lie_on_a_grid_where_every_sum_is_exact(rng):
     bits = km.grid_bits(2000)
     assert np.all(Z * 2.0**bits == np.trunc(Z * 2.0**bits)) and np.all(np.abs(Z) <= 1)
     C = rng.uniform(-1, 1, (3, 3))
-    counts, sums = km._cluster_statistics(Z, C)
-    labels = km._assign(Z, C)
+    counts, sums = _Cells.of(Z, len(C)).statistics(C)
+    labels = _assign(Z, C)
     for j in range(3):
         exact = [sum((Fraction(v) for v in Z[labels == j, col]), Fraction(0)) for col in range(3)]
         assert [Fraction(v) for v in sums[j]] == exact
     order = rng.permutation(2000)
-    counts2, sums2 = km._cluster_statistics(Z[order], C)
+    counts2, sums2 = _Cells.of(Z[order], len(C)).statistics(C)
     np.testing.assert_array_equal(sums, sums2)
     np.testing.assert_array_equal(counts, counts2)
 
@@ -387,14 +391,14 @@ def test_coreset_candidates_do_not_depend_on_the_data(rng, monkeypatch):
     X1, _ = _blobs(rng, n=600)
     X2 = rng.uniform(-1, 1, (600, 2))
     seen = []
-    original = km._Cells.statistics
+    original = _Cells.statistics
 
     def spy(self, C, weights=None):
         seen.append(C.copy())
         return original(self, C, weights)
 
     mech = KMeans(3, bounds=(-1, 1), method="coreset")
-    monkeypatch.setattr(km._Cells, "statistics", spy)
+    monkeypatch.setattr(_Cells, "statistics", spy)
     mech.release_response(dp.Eps(1.0), X1, rng=9)
     first = seen[0]
     mech.release_response(dp.Eps(1.0), X2, rng=9)
@@ -418,14 +422,14 @@ def test_initial_centres_do_not_depend_on_the_data(rng, monkeypatch):
     X1, _ = _blobs(rng, n=100)
     X2 = rng.uniform(-1, 1, (100, 2))
     seen = []
-    original = km._Cells.statistics
+    original = _Cells.statistics
 
     def spy(self, C, weights=None):
         seen.append(C.copy())
         return original(self, C, weights)
 
     mech = KMeans(3, bounds=(-1, 1), n_iter=1)
-    monkeypatch.setattr(km._Cells, "statistics", spy)
+    monkeypatch.setattr(_Cells, "statistics", spy)
     mech.release_response(dp.Eps(1.0), X1, rng=9)
     mech.release_response(dp.Eps(1.0), X2, rng=9)
     np.testing.assert_array_equal(seen[0], seen[1])
@@ -592,11 +596,13 @@ def test_a_kept_cell_weighs_its_noisy_count_floored_by_the_noise_not_by_one_reco
         seen["weights"] = weights
         return points[:k], 0
 
-    monkeypatch.setattr(km, "_lloyd", spy)
+    monkeypatch.setattr(_postprocessing, "_lloyd", spy)
     counts = np.array([5.0, 1e-8, 3e-9, 7.0])
-    km._merge_cells(counts, np.zeros((4, 1)), 2, survival=6e-9, rng=np.random.default_rng(0))
+    _postprocessing._merge_cells(counts, np.zeros((4, 1)), 2, survival=6e-9, rng=np.random.default_rng(0))
     np.testing.assert_array_equal(seen["weights"], [5.0, 1e-8, 7.0])
-    km._merge_cells(np.array([-2.0, 0.5, 30.0]), np.zeros((3, 1)), 2, survival=20.0, rng=np.random.default_rng(0))
+    _postprocessing._merge_cells(
+        np.array([-2.0, 0.5, 30.0]), np.zeros((3, 1)), 2, survival=20.0, rng=np.random.default_rng(0)
+    )
     np.testing.assert_array_equal(seen["weights"], [30.0, 1.0])  # survival ≥ 1: the old floor of one record
 
 
@@ -775,8 +781,8 @@ def test_a_record_tied_between_two_centres_counts_once_in_the_first(k):
     """An exact tie in the one-hot assignment keeps only the first centre, as predict does (no double count)."""
     C = _far_centres(np.array([[-0.5, 0.0], [0.5, 0.0], [0.0, 0.5]]), k)
     Z = np.array([[0.0, 0.0], [0.0, -0.25], [0.25, 0.0], [0.0, 1.0]])  # the first two tie between centres 0 and 1
-    counts, sums = km._cluster_statistics(Z, C)
-    labels = km._assign(Z, C)
+    counts, sums = _Cells.of(Z, len(C)).statistics(C)
+    labels = _assign(Z, C)
     assert labels.tolist() == [0, 0, 1, 2]
     assert counts.tolist() == [2.0, 1.0, 1.0] + [0.0] * (k - 3)
     np.testing.assert_array_equal(sums[:3], np.array([[0.0, -0.25], [0.25, 0.0], [0.0, 1.0]]))
@@ -787,10 +793,10 @@ def test_a_record_tied_between_two_centres_counts_once_in_the_first(k):
 def test_cluster_sums_are_the_exact_sums_of_the_assigned_rows_in_every_block(k):
     """Counts and sums equal per-label exact sums, across several assignment blocks, by either kernel."""
     rng = np.random.default_rng(3)
-    Z = np.round(rng.uniform(-1, 1, (3 * km._CHUNK + 17, 3)) * 2**20) / 2**20  # grid values: exact sums
+    Z = np.round(rng.uniform(-1, 1, (3 * _CHUNK + 17, 3)) * 2**20) / 2**20  # grid values: exact sums
     C = rng.uniform(-1, 1, (k, 3))
-    counts, sums = km._cluster_statistics(Z, C)
-    labels = km._Cells.of(Z, k).labels(C)
+    counts, sums = _Cells.of(Z, len(C)).statistics(C)
+    labels = _Cells.of(Z, k).labels(C)
     np.testing.assert_array_equal(counts, np.bincount(labels, minlength=k))
     exact = np.array([[math.fsum(Z[labels == j, i]) for i in range(3)] for j in range(k)])
     np.testing.assert_array_equal(sums, exact)
@@ -800,7 +806,7 @@ def test_a_tie_counts_once_in_the_first_centre_when_the_points_are_weighted():
     """The weighted statistics (free Lloyd on a private coreset) keep only the first centre of an exact tie too."""
     C = np.array([[-0.5, 0.0], [0.5, 0.0]])
     Z = np.array([[0.0, 0.0], [0.5, 0.25], [-0.5, 0.0]])  # the first ties between the two centres
-    counts, sums = km._cluster_statistics(Z, C, np.array([2.0, 3.0, 5.0]))
+    counts, sums = _Cells.of(Z, len(C)).statistics(C, np.array([2.0, 3.0, 5.0]))
     assert counts.tolist() == [7.0, 3.0]
     np.testing.assert_array_equal(sums, [[-2.5, 0.0], [1.5, 0.75]])
 
@@ -814,19 +820,19 @@ def test_changing_one_record_moves_only_that_record_between_cells_in_any_block(k
     """
     rng = np.random.default_rng(5)
     C = _far_centres(np.array([[-0.5, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, -0.5]]), k)
-    rows = km._block_rows(k, 3)
+    rows = _block_rows(k, 3)
     X = np.round(rng.uniform(-1, 1, (2 * rows + 33, 3)) * 8) / 8  # coarse grid: many exact ties
     X[rows - 1] = 0.0  # equidistant from all four centres
     mech = KMeans(4, bounds=(-1, 1))
     Z = mech.prepare(X)
-    counts, sums = km._cluster_statistics(Z, C)
+    counts, sums = _Cells.of(Z, len(C)).statistics(C)
     replacements = ([0.0, 0.0, 0.0], [1.0, -1.0, 1.0], [0.0, 0.0, 0.0], [-1.0, 1.0, -1.0])
     for i, record in zip((0, rows - 1, rows, len(X) - 1), replacements, strict=True):
         X2 = X.copy()
         X2[i] = record
         Z2 = mech.prepare(X2)
-        counts2, sums2 = km._cluster_statistics(Z2, C)
-        old, new = km._assign(Z[i : i + 1], C)[0], km._assign(Z2[i : i + 1], C)[0]
+        counts2, sums2 = _Cells.of(Z2, len(C)).statistics(C)
+        old, new = _assign(Z[i : i + 1], C)[0], _assign(Z2[i : i + 1], C)[0]
         expected_counts, expected_sums = counts.copy(), sums.copy()
         expected_counts[old] -= 1
         expected_counts[new] += 1
@@ -841,16 +847,17 @@ def test_prepare_writes_the_grid_data_into_the_workspace_the_iterations_read_wit
     mech = KMeans(3, bounds=(-2, 5))
     X = rng.normal(1, 3, (500, 4))
     Z = mech.prepare(X)
-    expected = km._to_grid(np.clip((X - 1.5) / 3.5, -1.0, 1.0), km.grid_bits(500))
+    expected = _to_grid(np.clip((X - 1.5) / 3.5, -1.0, 1.0), km.grid_bits(500))
     np.testing.assert_array_equal(Z, expected)
-    work = km._workspace(Z)
+    work = _workspace(Z)
     assert np.shares_memory(work, Z) and np.all(work[:, 4] == 1.0)
     np.testing.assert_array_equal(work[:, :4], Z)
     C = rng.uniform(-1, 1, (3, 4))
     for view in (Z[1:], Z[:, ::-1], Z[::2], Z[:, 1:]):
-        assert not np.shares_memory(km._workspace(view), Z)
-        got = km._cluster_statistics(view, C[:, : view.shape[1]])
-        want = km._cluster_statistics(np.array(view), C[:, : view.shape[1]])
+        assert not np.shares_memory(_workspace(view), Z)
+        centres = C[:, : view.shape[1]]
+        got = _Cells.of(view, len(centres)).statistics(centres)
+        want = _Cells.of(np.array(view), len(centres)).statistics(centres)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
 
@@ -863,16 +870,16 @@ def test_the_assignment_is_the_nearest_centre_by_direct_distances_in_every_block
     by more than 10⁻⁵, and its counts are exactly those of its own labels.
     """
     rng = np.random.default_rng(8)
-    Z = rng.uniform(-1, 1, (2 * km._block_rows(7, 5) + 5, 5))
+    Z = rng.uniform(-1, 1, (2 * _block_rows(7, 5) + 5, 5))
     C = rng.uniform(-1, 1, (7, 5))
     distances = ((Z[:, None, :] - C[None]) ** 2).sum(axis=2)
     top2 = np.sort(distances, axis=1)[:, :2]
-    for labels, margin in ((km._assign(Z, C), 1e-9), (km._Cells.of(Z, 7).labels(C), 1e-5)):
+    for labels, margin in ((_assign(Z, C), 1e-9), (_Cells.of(Z, 7).labels(C), 1e-5)):
         clear = top2[:, 1] - top2[:, 0] > margin
         assert clear.mean() > 0.999
         np.testing.assert_array_equal(labels[clear], distances.argmin(axis=1)[clear])
-    counts, _ = km._cluster_statistics(Z, C)
-    np.testing.assert_array_equal(counts, np.bincount(km._Cells.of(Z, 7).labels(C), minlength=7))
+    counts, _ = _Cells.of(Z, len(C)).statistics(C)
+    np.testing.assert_array_equal(counts, np.bincount(_Cells.of(Z, 7).labels(C), minlength=7))
 
 
 @pytest.mark.parametrize("count_grid", [2.0**-40, 0.5, 1.0, 4.0, 2.0**60])
@@ -881,7 +888,7 @@ def test_noisy_counts_are_the_rounded_counts_plus_the_noise_on_any_grid(count_gr
     rng = np.random.default_rng(0)
     counts = rng.integers(0, 10**6, (2, 7)).astype(float)
     sums = rng.normal(0, 100, (2, 7, 3))
-    noise = km._CellNoise(rng.normal(0, 1e3, (2, 7)), count_grid, rng.normal(0, 1e3, (2, 7, 3)), 2.0**-20)
+    noise = _CellNoise(rng.normal(0, 1e3, (2, 7)), count_grid, rng.normal(0, 1e3, (2, 7, 3)), 2.0**-20)
     noisy_counts, noisy_sums = noise.add(counts, sums)
     np.testing.assert_array_equal(noisy_counts, km._noise._round_to_grid(counts, count_grid) + noise.counts)
     np.testing.assert_array_equal(noisy_sums, km._noise._round_to_grid(sums, 2.0**-20) + noise.sums)
@@ -941,7 +948,7 @@ def test_the_check_before_the_charge_covers_every_noisy_vector_the_release_draws
 def test_every_noisy_step_gets_its_own_rows_of_the_noise_drawn_ahead(monkeypatch):
     """Steps share no noise (that would break the composition the plan relies on): step t adds row t of the block."""
     drawn, added = [], []
-    draw, add = km._noise.grid_laplace_noise, km._CellNoise.add
+    draw, add = km._noise.grid_laplace_noise, _CellNoise.add
 
     def spy_draw(shape, sensitivity, epsilon, dims, rng):
         noise, r = draw(shape, sensitivity, epsilon, dims, rng)
@@ -953,7 +960,7 @@ def test_every_noisy_step_gets_its_own_rows_of_the_noise_drawn_ahead(monkeypatch
         return add(self, counts, sums)
 
     monkeypatch.setattr(km._noise, "grid_laplace_noise", spy_draw)
-    monkeypatch.setattr(km._CellNoise, "add", spy_add)
+    monkeypatch.setattr(_CellNoise, "add", spy_add)
     X = np.random.default_rng(2).uniform(-1, 1, (2000, 3))
     mech = KMeans(4, bounds=(-1, 1), method="dplloyd", n_iter=6)
     mech.release_response(dp.Eps(1.0), X, rng=0)
