@@ -120,7 +120,7 @@ def ours(rows: list[str], quick: bool) -> None:
 
 def gaussian_sampler(rows: list[str], quick: bool) -> None:
     """Safe Gaussian noise (grid 2⁻⁴⁰σ, calibrated σ) vs numpy's ``normal``, interleaved in one process, medians."""
-    from diffpriv_py._noise import grid_gaussian, grid_step
+    from diffpriv_py.noise import grid_gaussian, grid_step
 
     sigma = 1.3
     r = grid_step(sigma)
