@@ -98,6 +98,7 @@ def _gaussian_tail_arrays(n: int, rho: float, k: int, rng: np.random.Generator) 
     return out
 
 
+# Scalar twin, kept: the arrays alone make grid_gaussian of 10²–10³ values 1.1–1.3× slower (bench_noise.py --twins).
 def _few_gaussian_tails(n: int, rho: float, k: int, rng: np.random.Generator) -> list[float]:
     """:func:`_gaussian_tail` of a few values, replayed in Python arithmetic: the same values from the same stream.
 
@@ -405,6 +406,7 @@ def _refill(
         todo = np.concatenate(pending)
 
 
+# Scalar twin, kept: one value through _discrete_gaussian_blocks is 17× slower (bench_noise.py --twins).
 def _one_discrete_gaussian_block(sigma: float, rng: np.random.Generator, unit: float, offset: float) -> float:
     """One draw of :func:`_discrete_gaussian_blocks` plus ``offset`` on the grid, in scalar arithmetic.
 
@@ -539,6 +541,7 @@ def gaussian_grid_calibration(
     return r, sigma
 
 
+# Scalar twin, kept: grid_gaussian of an array of one is 1.5× slower (bench_noise.py --twins).
 def grid_gaussian_scalar(value: float, r: float, sigma: float, rng: np.random.Generator) -> float | None:
     """:func:`grid_gaussian` of one value as a float, without the array wrapping; None if it has no scalar path (then
     call :func:`grid_gaussian`). The same call of :func:`_one_discrete_gaussian_block`, so the same float from the

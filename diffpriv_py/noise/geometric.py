@@ -175,6 +175,7 @@ def _signed_geometric(
     return out
 
 
+# Scalar twin, kept: one value through _signed_geometric is 13× slower (bench_noise.py --twins).
 def _one_signed_geometric(
     lam: float, k: int, beta: float, rng: np.random.Generator, unit: float, offset: float
 ) -> float:
@@ -254,6 +255,7 @@ def _stage_ascending(beta: float) -> tuple[float, ...]:
     return tuple(ascending)
 
 
+# Scalar twin, kept: _geometric_blocks(1) is 6.9× slower (bench_noise.py --twins).
 def _one_geometric_block(beta: float, rng: np.random.Generator, word: Callable[[], int] | None = None) -> int:
     """One draw of ``_geometric_blocks(1, beta, rng)`` for β ≤ 2: the same thresholds, uniforms and comparisons.
 
@@ -272,6 +274,7 @@ def _one_geometric_block(beta: float, rng: np.random.Generator, word: Callable[[
             return blocks
 
 
+# Scalar twin, kept: two_sided_geometric(1) is 9.7× slower (bench_noise.py --twins).
 def one_two_sided_geometric(lam: float, rng: np.random.Generator) -> int | None:
     """One draw of :func:`two_sided_geometric` as a Python int, in scalar arithmetic; None when λ ≤ 1/4 or λ > 2
     (then call :func:`two_sided_geometric`).
@@ -364,6 +367,7 @@ def _laplace_scalar_plan(sensitivity: float, epsilon: float) -> tuple[_ScalarCon
     return (_scalar_constants(lam, k, beta), r) if 0 < k <= 52 else None
 
 
+# Scalar twin, kept: grid_laplace of an array of one is 1.8× slower (bench_noise.py --twins).
 def grid_laplace_scalar(value: float, sensitivity: float, epsilon: float, rng: np.random.Generator) -> float | None:
     """:func:`grid_laplace` of one value (``dims`` = 1) as a float, from a cached plan; None if it has no scalar path
     (then call :func:`grid_laplace`). The same draw from the same stream as ``grid_laplace`` of an array of one."""
