@@ -12,6 +12,7 @@ import functools
 import math
 from collections.abc import Callable
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
@@ -438,7 +439,20 @@ def _one_discrete_gaussian_block(sigma: float, rng: np.random.Generator, unit: f
             return (-g if negative else g) * unit + _one_round_to_grid(offset, unit)
 
 
-_GaussianConstants = tuple[list[int], list[float], int, int, int, float, float, float, float, int, float]
+class _GaussianConstants(NamedTuple):
+    """What :func:`_one_discrete_gaussian_block` needs at one σ, computed once (a tuple: unpacked as fast as one)."""
+
+    shifted: list[int]  # the keep thresholds shifted past the 11 low bits (even indices; see _gaussian_alias_lookup)
+    outcomes: list[float]  # G·T: the alias at 2s, the slot's own at 2s + 1 (K·T marks the tail)
+    slot_mask: int  # bits 1 … b of a word: twice the alias slot
+    r_mask: int  # the low k bits: the offset R within the block
+    lead_shift: int  # 64 − a: the leading a bits of a word, the lazy acceptance test
+    scale: float  # −1/(2σ²)
+    two_a: float  # 2^a
+    tail_g: float  # the alias outcome that sends the draw to the tail, K·T
+    rho: float  # ρ = σ/T
+    k: int  # K, the first block of the tail
+    block: float  # the block size T
 
 
 @functools.lru_cache(maxsize=256)
@@ -454,7 +468,7 @@ def _gaussian_scalar_constants(sigma: float) -> _GaussianConstants | None:
     rho = sigma / block
     shifted, outcomes, k, bits = _gaussian_alias_lists(rho, block)
     slot_mask = ((1 << bits) - 1) << 1
-    return (
+    return _GaussianConstants(
         shifted,
         outcomes,
         slot_mask,

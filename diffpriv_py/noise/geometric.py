@@ -10,6 +10,7 @@ import bisect
 import functools
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,8 +27,8 @@ __all__ = [
 ]
 
 
-def _block(lam: float) -> tuple[int, float]:
-    """Block size T = 2^k with β = T·λ in (1/4, 1/2] (T = 1 and β = λ when λ > 1/4)."""
+def _block_exponent(lam: float) -> tuple[int, float]:
+    """The exponent k of the block size T = 2^k, and β = T·λ in (1/4, 1/2] (k = 0 and β = λ when λ > 1/4)."""
     if lam > 0.25:
         return 0, lam
     _, e = math.frexp(0.5 / lam)  # 2^(e-1) <= 1/(2λ) < 2^e
@@ -111,7 +112,7 @@ def _signed_geometric(
     least e⁻⁴·(1 − e^(−β)), so v's 2⁻⁵² grid and float rounding change each by a relative error below 2⁻⁴⁴;
     :func:`laplace_epsilon_reserve` charges for it.
     """
-    k, beta = _block(lam)
+    k, beta = _block_exponent(lam)
     out = np.empty(n)
     if k == 0:
         todo = np.arange(n)
@@ -190,12 +191,20 @@ def _one_signed_geometric(
     return _one_signed_geometric_with(_scalar_constants(lam, k, beta), rng, unit, offset)
 
 
-_ScalarConstants = tuple[float, float, float, int, float, float]
+class _ScalarConstants(NamedTuple):
+    """What :func:`_one_signed_geometric_with` needs at one λ, computed once (a tuple: unpacked as fast as one)."""
+
+    neg_lam: float  # −λ
+    neg_inv_beta: float  # −1/β
+    block: float  # the block size T = 2^k
+    shift: int  # 64 − k: a 64-bit word shifted right by it is uniform on {0, …, T − 1}
+    cap: float  # c = max(1, ⌊4/β⌋), where G's stage is capped
+    beta: float  # β = T·λ
 
 
 def _scalar_constants(lam: float, k: int, beta: float) -> _ScalarConstants:
     """−λ, −1/β, T = 2^k, 64 − k, the cap c and β: what :func:`_one_signed_geometric_with` needs, computed once."""
-    return -lam, -1.0 / beta, math.ldexp(1.0, k), 64 - k, float(max(1, int(4.0 / beta))), beta
+    return _ScalarConstants(-lam, -1.0 / beta, math.ldexp(1.0, k), 64 - k, float(max(1, int(4.0 / beta))), beta)
 
 
 def _one_signed_geometric_with(
@@ -286,7 +295,7 @@ def one_two_sided_geometric(lam: float, rng: np.random.Generator) -> int | None:
     """
     if not (math.isfinite(lam) and lam > 0):
         raise ValueError(f"The geometric decay must be finite and > 0; got {lam!r}.")
-    if not 0.25 < lam <= 2.0:  # _block gives T = 1 and β = λ exactly here; _geometric_blocks compares uniforms
+    if not 0.25 < lam <= 2.0:  # _block_exponent gives T = 1 and β = λ exactly here; _geometric_blocks compares uniforms
         return None
     word = double_source(rng)  # uniforms as rng.random() gives them (see _one_signed_geometric_with)
     while True:
@@ -335,7 +344,7 @@ def grid_laplace(
     r, eps_c, rounded_sensitivity = laplace_grid(sensitivity, epsilon, dims)
     lam = r * eps_c / rounded_sensitivity
     if values.size == 1:
-        k, beta = _block(lam)
+        k, beta = _block_exponent(lam)
         if 0 < k <= 52:
             return np.array(_one_signed_geometric(lam, k, beta, rng, r, float(values.flat[0]))).reshape(values.shape)
     return _signed_geometric(values.size, lam, rng, unit=r, offset=values.ravel()).reshape(values.shape)
@@ -363,7 +372,7 @@ def _laplace_scalar_plan(sensitivity: float, epsilon: float) -> tuple[_ScalarCon
     ``grid_laplace`` gives for an array of one value."""
     r, eps_c, rounded_sensitivity = laplace_grid(sensitivity, epsilon, 1)
     lam = r * eps_c / rounded_sensitivity
-    k, beta = _block(lam)
+    k, beta = _block_exponent(lam)
     return (_scalar_constants(lam, k, beta), r) if 0 < k <= 52 else None
 
 

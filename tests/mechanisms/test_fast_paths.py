@@ -122,7 +122,7 @@ def test_small_gaussian_batch_with_too_few_accepted_proposals_continues_as_the_r
 def test_scalar_laplace_caps_a_zero_acceptance_uniform(monkeypatch):
     """w = 0 (chance 2⁻⁵³) gives v = 0, a capped stage as in the vectorised sampler, not a math.log error."""
     lam = 2.0**-20
-    k, beta = noise_geometric._block(lam)
+    k, beta = noise_geometric._block_exponent(lam)
     queue = [5 << (64 - k), (2**52) << 11]  # R = 5, then m = 2^52: w = m·2⁻⁵² − 1 = 0; then the generator's own
     real = noise_geometric.double_source
     monkeypatch.setattr(noise_geometric, "double_source", lambda rng: lambda: queue.pop(0) if queue else real(rng)())

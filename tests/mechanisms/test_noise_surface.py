@@ -81,7 +81,7 @@ def test_no_library_module_reaches_past_the_noise_surface():
         "from .. import _noise",
         "from ..mechanisms._selection import gumbel",
         "import diffpriv_py.noise.gaussian",
-        "from .. import noise\nx = noise._block(1.0)",
+        "from .. import noise\nx = noise._block_exponent(1.0)",
         "from .. import noise as samplers\nx = samplers.grid_laplace_scalar_plan",
     ],
 )

@@ -17,7 +17,7 @@ P_FLOOR = 1e-7  # a correct sampler fails one of these tests with probability be
 
 def _scalar_geometric(lam: float, n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    k, beta = noise_geometric._block(lam)
+    k, beta = noise_geometric._block_exponent(lam)
     return np.array([noise_geometric._one_signed_geometric(lam, k, beta, rng, 1.0, 0.0) for _ in range(n)])
 
 

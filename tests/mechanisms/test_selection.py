@@ -98,9 +98,7 @@ def test_permute_and_flip_is_never_worse_in_expected_score():
     """Permute-and-flip's expected score is at least the exponential mechanism's (McKenna & Sheldon 2020)."""
     scores = np.linspace(0, 5, 12)
     p_em = _expected(scores, 1.0)
-    draws = selection.sample_exponential_many(
-        scores, 1.0, np.random.default_rng(5), 100_000, method="permute_and_flip"
-    )
+    draws = selection.sample_exponential_many(scores, 1.0, np.random.default_rng(5), 100_000, method="permute_and_flip")
     assert scores[draws].mean() > (p_em * scores).sum() + 0.05
 
 
