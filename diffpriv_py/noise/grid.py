@@ -8,12 +8,13 @@ integers) is the same for every input (Google's "Secure Noise Generation", 2020;
 
 Two integer samplers are offered:
 
-* ``safe`` (vectorised numpy): the two-sided geometric sampler below. Its probabilities are computed in float64, so
-  each integer's probability is off by a bounded relative error (of order 2⁻⁴³ per coordinate, see
-  :func:`laplace_epsilon_reserve`). That error is paid for in the calibration: the noise is drawn for a slightly
-  smaller ε (or δ), so the guarantee reported is exactly the one requested.
-* ``exact`` (pure Python): Canonne, Kamath & Steinke (2020) on ``int`` and :class:`fractions.Fraction`, with no
-  floating point at all in the sampling; 10⁴ to 4×10⁴ values per second.
+* ``safe`` (vectorised numpy): the two-sided geometric (:mod:`.geometric`) and discrete Gaussian (:mod:`.gaussian`)
+  samplers. Their probabilities are computed in float64, so each integer's probability is off by a bounded relative
+  error (of order 2⁻⁴³ per coordinate, see :func:`laplace_epsilon_reserve`). That error is paid for in the
+  calibration: the noise is drawn for a slightly smaller ε (or δ), so the guarantee reported is exactly the one
+  requested.
+* ``exact`` (pure Python, :mod:`.exact`): Canonne, Kamath & Steinke (2020) on ``int`` and
+  :class:`fractions.Fraction`, with no floating point at all in the sampling; 10⁴ to 4×10⁴ values per second.
 
 Timing side channels are out of scope (see the security model in the docs): both samplers take longer for larger
 noise draws.
@@ -32,6 +33,8 @@ GRID_BITS = 40
 
 _U64 = np.uint64
 _TWO64 = 2**64
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Bernoulli draws whose probability is exactly the float given
 # ---------------------------------------------------------------------------------------------------------------
