@@ -5,6 +5,8 @@
 sizes. Prints Markdown table rows; every figure is the median of several runs in one process.
 ``python benchmarks/bench_noise.py --gaussian`` times the safe Gaussian sampler against numpy's ``normal`` on the same
 PCG64 generator, interleaved run by run, at 10⁶ and 10⁷ values (``--quick``: 10⁶ only), in CPU time.
+``python benchmarks/bench_noise.py --twins`` times each scalar twin in ``diffpriv_py.noise`` against the single
+vectorised path it shadows, on the small releases it serves (a twin is kept only where that path is > 10 % slower).
 """
 
 from __future__ import annotations
@@ -120,7 +122,7 @@ def ours(rows: list[str], quick: bool) -> None:
 
 def gaussian_sampler(rows: list[str], quick: bool) -> None:
     """Safe Gaussian noise (grid 2⁻⁴⁰σ, calibrated σ) vs numpy's ``normal``, interleaved in one process, medians."""
-    from diffpriv_py._noise import grid_gaussian, grid_step
+    from diffpriv_py.noise import grid_gaussian, grid_step
 
     sigma = 1.3
     r = grid_step(sigma)
@@ -182,8 +184,83 @@ def peers(rows: list[str], quick: bool) -> None:
         print(f"| OpenDP | – | unavailable ({type(exc).__name__}: {exc}) | – | – |")
 
 
+def twins() -> None:
+    """Each scalar twin against the vectorised path it shadows (best of 5, µs per call; the ratio is what it saves)."""
+    import timeit
+
+    from diffpriv_py import noise
+    from diffpriv_py.mechanisms.gaussian import analytic_gaussian_sigma
+    from diffpriv_py.noise import gaussian as gaussian_module
+    from diffpriv_py.noise import geometric as geometric_module
+    from diffpriv_py.noise import grid as grid_module
+
+    rng = np.random.default_rng(1)
+
+    def micros(fn, number: int = 20_000) -> float:
+        return min(timeit.repeat(fn, number=number, repeat=5)) / number * 1e6
+
+    r, eps_c, rounded = noise.laplace_grid(1.0, 1.0, 1)
+    lam, one = r * eps_c / rounded, np.array([0.3])
+    lam_count = noise.laplace_epsilon_reserve(1.0, 1)
+    r_g, sigma = noise.gaussian_grid_calibration(analytic_gaussian_sigma, 1.0, 1.0, 1e-6, 1)
+    pairs = [
+        (
+            "grid_laplace_scalar / grid_laplace's size-1 branch vs _signed_geometric(1)",
+            lambda: noise.grid_laplace_scalar(0.3, 1.0, 1.0, rng),
+            lambda: geometric_module._signed_geometric(1, lam, rng, unit=r, offset=one),
+        ),
+        (
+            "grid_laplace_scalar vs grid_laplace (array of one)",
+            lambda: noise.grid_laplace_scalar(0.3, 1.0, 1.0, rng),
+            lambda: noise.grid_laplace(one, 1.0, 1.0, 1, rng),
+        ),
+        (
+            "one_two_sided_geometric vs two_sided_geometric(1)",
+            lambda: noise.one_two_sided_geometric(lam_count, rng),
+            lambda: noise.two_sided_geometric(1, lam_count, rng),
+        ),
+        (
+            "_one_geometric_block vs _geometric_blocks(1) (β = 0.3)",
+            lambda: geometric_module._one_geometric_block(0.3, rng),
+            lambda: geometric_module._geometric_blocks(1, 0.3, rng),
+        ),
+        (
+            "_one_discrete_gaussian_block / grid_gaussian's size-1 branch vs _discrete_gaussian_blocks(1)",
+            lambda: noise.grid_gaussian_scalar(0.3, r_g, sigma, rng),
+            lambda: gaussian_module._discrete_gaussian_blocks(1, sigma / r_g, rng, unit=r_g, offset=one),
+        ),
+        (
+            "grid_gaussian_scalar vs grid_gaussian (array of one)",
+            lambda: noise.grid_gaussian_scalar(0.3, r_g, sigma, rng),
+            lambda: noise.grid_gaussian(one, r_g, sigma, rng),
+        ),
+        (
+            "_one_round_to_grid vs round_to_grid (array of one)",
+            lambda: grid_module._one_round_to_grid(0.3, r),
+            lambda: noise.round_to_grid(one, r),
+        ),
+    ]
+    print("| twin vs single path | twin µs | single path µs | ratio |\n|---|---|---|---|")
+    for name, twin, single in pairs:
+        a, b = micros(twin), micros(single)
+        print(f"| {name} | {a:.2f} | {b:.2f} | {b / a:.2f}× |", flush=True)
+    few = gaussian_module._FEW_TAILS
+    for n in (100, 1000):  # _few_gaussian_tails serves the tail batch of releases of up to a few thousand values
+        values = np.full(n, 0.3)
+        times = []
+        for threshold in (few, 0):
+            gaussian_module._FEW_TAILS = threshold
+            times.append(micros(lambda v=values: noise.grid_gaussian(v, r_g, sigma, rng), number=20_000 // n))
+        gaussian_module._FEW_TAILS = few
+        name = f"grid_gaussian of {n} values: _few_gaussian_tails vs _gaussian_tail_arrays only"
+        print(f"| {name} | {times[0]:.2f} | {times[1]:.2f} | {times[1] / times[0]:.2f}× |", flush=True)
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
+    if "--twins" in sys.argv:
+        twins()
+        return
     if "--gaussian" in sys.argv:
         print("| sampler | values | median ms | values/s | × numpy normal (same generator) |\n|---|---|---|---|---|")
         gaussian_sampler([], quick)

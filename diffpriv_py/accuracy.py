@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from . import _noise
 from ._validation import check_in_range, refuse_subnormal
 from .mechanisms.base import DPMech
 from .mechanisms.gaussian import Gaussian
 from .mechanisms.geometric import DiscreteLaplace
 from .mechanisms.laplace import Laplace
+from .noise import gaussian_grid_calibration, grid_step, laplace_epsilon_reserve
 from .privacy import Eps
 
 __all__ = ["check_alpha", "discrete_laplace_half_width", "half_width"]
@@ -131,15 +131,15 @@ def _noise_half_width(mech: DPMech, params: Eps, values: np.ndarray, alpha: floa
         return zeros
     eps = params.epsilon
     if isinstance(mech, DiscreteLaplace):
-        eps_t = eps if mech.noise == "exact" else _noise.laplace_epsilon_reserve(eps, dims)
+        eps_t = eps if mech.noise == "exact" else laplace_epsilon_reserve(eps, dims)
         return zeros + float(discrete_laplace_half_width(eps_t / mech.sensitivity, alpha))
     if isinstance(mech, Laplace):
         if mech.noise == "float":
             # value + noise is rounded once: at most half an ulp of the output on top of the noise.
             spread: np.ndarray = mech.noise_scale(params) * math.log(1.0 / alpha) + np.spacing(np.abs(values))
             return spread
-        r = _noise.grid_step(mech.sensitivity / eps)
-        eps_t = eps if mech.noise == "exact" else _noise.laplace_epsilon_reserve(eps, dims)
+        r = grid_step(mech.sensitivity / eps)
+        eps_t = eps if mech.noise == "exact" else laplace_epsilon_reserve(eps, dims)
         scale = (mech.sensitivity + dims * r) / eps_t
         return scale * math.log(1.0 / alpha) + r / 2 + _output_rounding(values, r)
     assert isinstance(mech, Gaussian)
@@ -147,5 +147,5 @@ def _noise_half_width(mech: DPMech, params: Eps, values: np.ndarray, alpha: floa
     if mech.noise == "float":
         result: np.ndarray = mech.noise_scale(params) * z + np.spacing(np.abs(values))
         return result
-    r, sigma = _noise.gaussian_grid_calibration(mech._sigma_for, mech.sensitivity, eps, params.delta, dims)
+    r, sigma = gaussian_grid_calibration(mech._sigma_for, mech.sensitivity, eps, params.delta, dims)
     return sigma * z + r / 2 + _output_rounding(values, r)

@@ -25,8 +25,8 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from .._fixed_point import UNIT_ROUNDOFF
-from .._noise import grid_step
 from ..exceptions import CertificationError
+from ..noise import grid_step
 
 __all__ = [
     "HUBER",
@@ -520,7 +520,7 @@ def _accelerated_fallback(
 
 
 def round_to_grid(values: np.ndarray, scale: float) -> np.ndarray:
-    """Round to the power-of-two grid 2⁻⁴⁰·``scale`` (:func:`diffpriv_py._noise.grid_step`); ``scale = 0``: unchanged.
+    """Round to the power-of-two grid 2⁻⁴⁰·``scale`` (:func:`diffpriv_py.noise.grid_step`); ``scale = 0``: unchanged.
 
     Post-processing that makes the set of doubles a release can take independent of the data: without it the
     float structure of f + b (e.g. finer trailing bits when f = 0) tells neighbours apart (Mironov 2012), which

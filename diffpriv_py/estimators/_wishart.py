@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _noise
+from ..noise import grid_step
 
 __all__ = ["check_wishart_epsilon", "wishart_calibration", "wishart_difference"]
 
@@ -56,7 +56,7 @@ def wishart_calibration(sensitivity: float, epsilon: float, d: int) -> tuple[flo
     (Δ + d^1.5·r)/(2ε), the rounding of the data to the grid r included, floored at :data:`MIN_SCALE`.
     """
     check_wishart_epsilon(sensitivity, epsilon)
-    r = _noise.grid_step(max(sensitivity / (2.0 * epsilon), MIN_SCALE))
+    r = grid_step(max(sensitivity / (2.0 * epsilon), MIN_SCALE))
     return r, max((sensitivity + d**1.5 * r) / (2.0 * epsilon), MIN_SCALE)
 
 

@@ -21,13 +21,13 @@ from typing import Any, ClassVar, Literal, SupportsFloat
 import attrs
 import numpy as np
 
-from .. import _noise
 from .._fixed_point import row_norms
 from .._validation import check_in_range, check_int, one_of, refuse_subnormal
 from ..accounting import SubsampledGaussianEvent, dpsgd_epsilon, noise_multiplier_for
 from ..accounting._events import Relation
 from ..exceptions import TargetOutputError
 from ..mechanisms.base import DPMech
+from ..noise import discrete_gaussian, grid_gaussian, grid_step, round_to_grid
 from ..privacy import Del, Eps
 from ._sensitivity_floor import not_below
 from ._supervised import (
@@ -407,7 +407,7 @@ class SafeNoise:
     noise_multiplier : float
         σ of the subsampled Gaussian event the release is accounted as (noise std / C, ideal arithmetic).
     grid : float
-        r, a power of two ≤ σC·2⁻⁴⁰ (:func:`diffpriv_py._noise.grid_step`).
+        r, a power of two ≤ σC·2⁻⁴⁰ (:func:`diffpriv_py.noise.grid_step`).
     step_sensitivity : float
         The per-step sensitivity of what is actually perturbed: :func:`sum_sensitivity` + √d·r.
     noise_std : float
@@ -421,8 +421,8 @@ class SafeNoise:
     noise_std: float
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """``values`` rounded to the grid plus grid Gaussian noise (:func:`diffpriv_py._noise.grid_gaussian`)."""
-        return _noise.grid_gaussian(values, self.grid, self.noise_std, rng)
+        """``values`` rounded to the grid plus grid Gaussian noise (:func:`diffpriv_py.noise.grid_gaussian`)."""
+        return grid_gaussian(values, self.grid, self.noise_std, rng)
 
     def draw(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """``count`` i.i.d. noise values r·G, G discrete Gaussian of parameter ``noise_std``/r (exact floats).
@@ -430,13 +430,13 @@ class SafeNoise:
         ``add(values, draw(values.size, rng))`` has the law of ``perturb(values, rng)``: the same integer sampler,
         and the same two floats added.
         """
-        noise: np.ndarray = _noise.discrete_gaussian(count, self.noise_std / self.grid, rng) * self.grid
+        noise: np.ndarray = discrete_gaussian(count, self.noise_std / self.grid, rng) * self.grid
         return noise
 
     def add(self, values: np.ndarray, noise: np.ndarray) -> np.ndarray:
         """``values`` rounded to the grid plus pre-drawn ``noise`` from :meth:`draw`: one correctly rounded sum of
         two grid multiples, so the result depends only on the integer sum (as in :meth:`perturb`)."""
-        rounded = _noise._round_to_grid(values, self.grid)
+        rounded = round_to_grid(values, self.grid)
         rounded += noise
         return rounded
 
@@ -678,7 +678,7 @@ class DPSGDClassifier(DPMech):
     (``privacy_events``), so DP-SGD composes tightly with other releases.
 
     **Noise (floating-point safe).** Each step's clipped sum is rounded to a power-of-two grid r ≤ σC·2⁻⁴⁰ and
-    gets r times a discrete Gaussian (:func:`diffpriv_py._noise.grid_gaussian`), so the output's float structure
+    gets r times a discrete Gaussian (:func:`diffpriv_py.noise.grid_gaussian`), so the output's float structure
     does not depend on the data. Its standard deviation is σ_c·Δ_step, with Δ_step = C(1 + 2⁻³⁰)(1 + 2nγₙ) + √d·r
     the replace-one (add/remove-one within a step) sensitivity of the *computed* and rounded sum
     (:func:`clipped_gradient_sum`, :func:`sum_sensitivity`) and σ_c ≥ σ calibrated for the reported guarantee
@@ -843,7 +843,7 @@ class DPSGDClassifier(DPMech):
             sigma,
             noise_multiplier_for(eps_c, delta_c, self.sampling_rate, self.steps, neighbouring="replace_one"),
         )
-        grid = _noise.grid_step(sigma * self.clip_norm)
+        grid = grid_step(sigma * self.clip_norm)
         step_sensitivity = sum_sensitivity(self.clip_norm, n) + math.sqrt(dims) * grid
         return SafeNoise(
             noise_multiplier=sigma, grid=grid, step_sensitivity=step_sensitivity, noise_std=sigma_c * step_sensitivity

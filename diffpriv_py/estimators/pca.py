@@ -17,7 +17,6 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import blas
 
-from .. import _noise
 from .._blockwise import is_out_of_core, map_reduce, n_rows
 from .._datasets import as_array
 from .._fixed_point import clip_rows_to_norm, grid_rows, record_bits
@@ -26,6 +25,7 @@ from .._validation import check_in_range, check_int, one_of
 from ..exceptions import DiffprivWarning, TargetOutputError
 from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
 from ..mechanisms.gaussian import analytic_gaussian_sigma
+from ..noise import gaussian_grid_calibration, grid_gaussian, grid_step, round_to_grid
 from ..privacy import Del, Eps
 from ._bingham import (
     default_sweeps,
@@ -406,14 +406,14 @@ def _mod_sulq_grid(n: int, d: int, epsilon: float, delta: float) -> tuple[float,
     """Grid step and β for MOD-SuLQ with the library's safe (grid) Gaussian noise on the d(d + 1)/2 entries.
 
     Rounding to the grid r moves each entry by at most r/2, so the bounds become S₁ + d(d + 1)r/2 and
-    (√S₂ + √(d(d + 1)/2)·r)²; ε and δ keep the safe sampler's float-error reserve (see ``_noise``). The target
+    (√S₂ + √(d(d + 1)/2)·r)²; ε and δ keep the safe sampler's float-error reserve (see :mod:`diffpriv_py.noise`). The target
     C/n is computed in floating point from the exact C (rows in the unit ball, so |C_ij|/n ≤ 1): the division's
     rounding moves each entry by at most 2⁻⁵³, i.e. neighbours' computed entries by 2⁻⁵² more than the exact ones,
     which is added to r in both bounds. These changes are of relative order 2⁻³⁷, so β is the paper's β to about
     11 significant digits.
     """
     dims = d * (d + 1) // 2
-    r = _noise.grid_step(mod_sulq_noise_scale(n, d, epsilon, delta))
+    r = grid_step(mod_sulq_noise_scale(n, d, epsilon, delta))
     eps_c = epsilon - dims * 2.0**-37
     delta_c = delta * (1.0 - dims * 2.0**-36)
     if not (eps_c > epsilon * (1.0 - 2.0**-10) and delta_c > 0 and epsilon < 500):
@@ -780,11 +780,11 @@ class PCA(DPMech):
         rows, cols = _upper(d)
         if self.method == "wishart":
             r, sigma2 = wishart_calibration(self.sensitivity, eps, d)
-            noisy = _noise._round_to_grid(wishart_difference(d, n, sigma2, rng)[:, rows, cols], r)
-            noisy += _noise._round_to_grid(value.gram[rows, cols], r)
+            noisy = round_to_grid(wishart_difference(d, n, sigma2, rng)[:, rows, cols], r)
+            noisy += round_to_grid(value.gram[rows, cols], r)
             return _symmetric(noisy, d), self.data_norm * self.data_norm / _divisor(value.n)
         if self.method == "analyze_gauss":
-            r, sigma = _noise.gaussian_grid_calibration(
+            r, sigma = gaussian_grid_calibration(
                 lambda e, dl, s: analytic_gaussian_sigma(e, dl, s), self.sensitivity, eps, delta, dims
             )
             upper = value.gram[rows, cols]
@@ -795,7 +795,7 @@ class PCA(DPMech):
             sigma *= self.sensitivity / _SENSITIVITY["mod_sulq"]
             upper = value.gram[rows, cols] / value.n
             scale = self.data_norm * self.data_norm * value.n / _divisor(value.n)
-        noisy = _noise.grid_gaussian(np.broadcast_to(upper, (n, dims)), r, sigma, rng)
+        noisy = grid_gaussian(np.broadcast_to(upper, (n, dims)), r, sigma, rng)
         return _symmetric(noisy, d), scale
 
     # ---- diagnostics ---------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ import numpy as np
 
 from .._validation import one_of
 from ..exceptions import TargetOutputError
+from ..noise import sample_exponential, sample_exponential_many
 from ..privacy import Eps
-from ._selection import sample_exponential, sample_exponential_many
 from .base import DPMech
 
 __all__ = ["Exponential"]

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 import numpy as np
 
-from .. import _noise
 from .._validation import one_of
+from ..noise import exact_grid_gaussian, gaussian_grid_calibration, grid_gaussian, grid_gaussian_scalar
 from ..privacy import Del, Eps
 from .base import NumericMech
 
@@ -68,7 +68,7 @@ def _grid_calibration(
 ) -> tuple[float, float]:
     # The grid and σ depend only on public numbers; caching them keeps a scalar release within microseconds.
     sigma_for = _classic_sigma if calibration == "classic" else analytic_gaussian_sigma
-    return _noise.gaussian_grid_calibration(sigma_for, sensitivity, epsilon, delta, dims)
+    return gaussian_grid_calibration(sigma_for, sensitivity, epsilon, delta, dims)
 
 
 @attrs.frozen(kw_only=True)
@@ -165,7 +165,7 @@ class Gaussian(NumericMech):
         ):
             eps, delta = privacy_params.epsilon, privacy_params.delta
             r, sigma = _grid_calibration(self.calibration, self.sensitivity, eps, delta, 1)
-            noisy = _noise.grid_gaussian_scalar(value.item(), r, sigma, rng)
+            noisy = grid_gaussian_scalar(value.item(), r, sigma, rng)
             if noisy is not None:
                 return noisy
         return super()._release(value, privacy_params, rng)
@@ -181,8 +181,8 @@ class Gaussian(NumericMech):
         if type(self)._sigma_for is Gaussian._sigma_for:
             r, sigma = _grid_calibration(self.calibration, *args)
         else:  # a subclass with its own calibration
-            r, sigma = _noise.gaussian_grid_calibration(self._sigma_for, *args)
-        sample = _noise.exact_grid_gaussian if self.noise == "exact" else _noise.grid_gaussian
+            r, sigma = gaussian_grid_calibration(self._sigma_for, *args)
+        sample = exact_grid_gaussian if self.noise == "exact" else grid_gaussian
         return sample(np.asarray(values, dtype=np.float64), r, sigma, rng)
 
     def _norm(self, value1: np.ndarray, value2: np.ndarray) -> float:

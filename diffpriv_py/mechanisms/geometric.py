@@ -8,9 +8,9 @@ from typing import Any, Literal
 import attrs
 import numpy as np
 
-from .. import _noise
 from .._validation import one_of
 from ..exceptions import TargetOutputError
+from ..noise import exact_discrete_laplace_many, laplace_epsilon_reserve, one_two_sided_geometric, two_sided_geometric
 from ..privacy import Eps
 from .base import NumericMech
 
@@ -45,7 +45,7 @@ class DiscreteLaplace(NumericMech):
     the two-sided geometric mechanism). It is ε-DP when Δ bounds the L1 sensitivity under replace-one neighbours.
     The output is integer-valued, so it has no floating-point structure to leak (Mironov 2012). The safe sampler
     computes its probabilities in float64 and is calibrated to a reduced ε_c = (ε − d·2⁻⁴⁰)/(1 + 2⁻⁴⁰) that pays
-    for their rounding, so the reported guarantee is exactly ε (see :func:`diffpriv_py._noise.laplace_epsilon_reserve`).
+    for their rounding, so the reported guarantee is exactly ε (see :func:`diffpriv_py.noise.laplace_epsilon_reserve`).
     The exact sampler needs no such reserve. Non-integer target outputs (e.g. 2.5) are refused before any noise is
     drawn.
 
@@ -102,10 +102,10 @@ class DiscreteLaplace(NumericMech):
 
     def _release(self, value: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> Any:
         # One value with safe noise: the scalar geometric sampler, which draws the same integer from the same
-        # stream as _perturb does for a stack of one (see _noise.one_two_sided_geometric), in Python arithmetic.
+        # stream as _perturb does for a stack of one (see one_two_sided_geometric), in Python arithmetic.
         if value.ndim == 0 and self.noise == "safe" and self.sensitivity > 0:
-            eps_c = _noise.laplace_epsilon_reserve(privacy_params.epsilon, 1)
-            noise = _noise.one_two_sided_geometric(eps_c / self.sensitivity, rng)
+            eps_c = laplace_epsilon_reserve(privacy_params.epsilon, 1)
+            noise = one_two_sided_geometric(eps_c / self.sensitivity, rng)
             if noise is not None:
                 return value.item() + noise
         return super()._release(value, privacy_params, rng)
@@ -118,9 +118,8 @@ class DiscreteLaplace(NumericMech):
         dims = max(1, int(np.prod(values.shape[1:], dtype=np.int64)))
         if self.noise == "exact":
             scale = Fraction(self.sensitivity) / Fraction(privacy_params.epsilon)
-            bits = _noise._Bits(rng)
-            draws = [_noise.exact_discrete_laplace(scale, bits) for _ in range(values.size)]
+            draws = exact_discrete_laplace_many(scale, values.size, rng)
             return values + np.asarray(draws, dtype=np.int64).reshape(values.shape)
-        eps_c = _noise.laplace_epsilon_reserve(privacy_params.epsilon, dims)
-        result = values + _noise.two_sided_geometric(values.shape, eps_c / self.sensitivity, rng)
+        eps_c = laplace_epsilon_reserve(privacy_params.epsilon, dims)
+        result = values + two_sided_geometric(values.shape, eps_c / self.sensitivity, rng)
         return result

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 import numpy as np
 
-from .. import _noise
 from .._validation import one_of
+from ..noise import exact_grid_laplace, grid_laplace, grid_laplace_scalar, laplace_grid
 from ..privacy import Eps
 from .base import NumericMech
 
@@ -73,7 +73,7 @@ class Laplace(NumericMech):
         # _laplace_grid runs exactly grid_step(Δ/ε) and laplace_epsilon_reserve(ε, dims) and caches their success
         # (a failure raises and is not cached), so a repeated release pays one dictionary look-up for both checks.
         if self.noise != "float" and self.sensitivity > 0:
-            _noise._laplace_grid(self.sensitivity, privacy_params.epsilon, self.dims or 1)
+            laplace_grid(self.sensitivity, privacy_params.epsilon, self.dims or 1)
 
     def noise_distribution(self, privacy_params: Eps) -> stats.rv_continuous:
         from scipy import stats  # lazy: scipy.stats costs ~0.5 s at import, and releases never need it
@@ -87,10 +87,10 @@ class Laplace(NumericMech):
         # One safe value: the scalar sampler directly (the same draw _perturb makes for a stack of one, from the
         # same stream), without wrapping the value in arrays; µs count in small releases.
         if value.ndim == 0 and self.noise == "safe" and self.sensitivity > 0:
-            # The cached plan of the scalar path (None: there is none), then the draw
-            plan = _noise._laplace_scalar_plan(self.sensitivity, privacy_params.epsilon)
-            if plan is not None:
-                return _noise._one_signed_geometric_with(plan[0], rng, plan[1], value.item())
+            # The scalar path's draw from a cached plan (None: there is none)
+            noisy = grid_laplace_scalar(value.item(), self.sensitivity, privacy_params.epsilon, rng)
+            if noisy is not None:
+                return noisy
         return super()._release(value, privacy_params, rng)
 
     def _perturb(self, values: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> np.ndarray:
@@ -100,7 +100,7 @@ class Laplace(NumericMech):
             result: np.ndarray = values + self._noise(values.shape, privacy_params, rng)
             return result
         dims = max(1, math.prod(values.shape[1:]))
-        sample = _noise.exact_grid_laplace if self.noise == "exact" else _noise.grid_laplace
+        sample = exact_grid_laplace if self.noise == "exact" else grid_laplace
         return sample(np.asarray(values, dtype=np.float64), self.sensitivity, privacy_params.epsilon, dims, rng)
 
     def _norm(self, value1: np.ndarray, value2: np.ndarray) -> float:

@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from .. import _noise
 from .._blockwise import is_out_of_core, map_reduce
 from .._contribution import bound_contributions, people_per_group
 from .._datasets import as_array
@@ -31,6 +30,7 @@ from ..accuracy import check_alpha, discrete_laplace_half_width, half_width
 from ..exceptions import TargetOutputError
 from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
 from ..mechanisms.base import DPMech, NumericMech, _callable_target, _sensitivity
+from ..noise import laplace_epsilon_reserve, two_sided_geometric
 from ..privacy import Del, Eps
 from ._common import MECHANISMS, MechanismName, check_bounds, check_choice
 from ._quantile import _cached_grid, _draw_candidates_grouped, _GroupedCells, _n_candidates, default_n_candidates
@@ -468,9 +468,9 @@ class GroupBy(DPMech):
     def threshold(self, select: Eps) -> tuple[float, int]:
         """(t, τ): the selection noise parameter and the release threshold on the noisy number of people."""
         g = self.max_groups
-        t = _noise.laplace_epsilon_reserve(select.epsilon, 2 * g) / (2.0 * g)
+        t = laplace_epsilon_reserve(select.epsilon, 2 * g) / (2.0 * g)
         delta0 = select.delta / ((1.0 + math.exp(select.epsilon)) * g)
-        # The safe sampler's integer probabilities are within a relative 2⁻⁴⁰ of the geometric law (see _noise), so
+        # The safe sampler's integer probabilities are within a relative 2⁻⁴⁰ of the geometric law (see noise), so
         # its tail is too: the threshold is set for a δ₀ shaved by 2⁻³⁰, which covers that for what is sampled.
         return t, discrete_laplace_half_width(t, 2.0 * delta0 * (1.0 - 2.0**-30)) + 2
 
@@ -490,7 +490,7 @@ class GroupBy(DPMech):
             )
         select = self.split(privacy_params)[0]
         if select is not None:
-            _noise.laplace_epsilon_reserve(select.epsilon, 2 * self.max_groups)
+            laplace_epsilon_reserve(select.epsilon, 2 * self.max_groups)
             try:  # τ depends on public parameters only: computed here so that it can never fail after the charge
                 self.threshold(select)
             except (OverflowError, ValueError):
@@ -647,7 +647,7 @@ class GroupBy(DPMech):
             # are all groups and the draws are the same as before.
             candidates = np.flatnonzero(people > 0)
             t, tau = self.threshold(select)
-            noisy = people[candidates] + _noise.two_sided_geometric(candidates.shape, t, rng)
+            noisy = people[candidates] + two_sided_geometric(candidates.shape, t, rng)
             released = candidates[noisy >= tau]
         else:
             released = np.arange(n_groups)

@@ -14,8 +14,8 @@ from .._blockwise import is_out_of_core
 from .._rng import RNGLike
 from .._validation import as_rectangular, check_in_range, check_int, check_real, one_of
 from ..exceptions import TargetOutputError
-from ..mechanisms._selection import gumbel, sample_exponential_many
 from ..mechanisms.base import DPMech, _callable_target, _sensitivity
+from ..noise import gumbel, sample_exponential_many
 from ..privacy import Eps
 from ._common import (
     NAN_POLICIES,
@@ -569,7 +569,7 @@ def _draw_candidates_grouped(
     ``points[j]`` up to the group's next point. Per group, exactly as :func:`_draw_candidates` does on the dense
     scores: consecutive pieces of equal score are merged into runs; each run r gets the logit
     (s_r − max s)·scale + ln|r| minus the group's largest logit (the arithmetic of the full-range Gumbel sampler's
-    base-measure logits, :mod:`diffpriv_py.mechanisms._selection`); a full-range Gumbel variable is added to every
+    base-measure logits, :mod:`diffpriv_py.noise.selection`); a full-range Gumbel variable is added to every
     run; the first run with the largest sum wins; a uniform integer picks the candidate inside it. The Gumbel
     variables of all groups come from one call and the offsets from one ``rng.integers`` call, so for one group the
     random stream is consumed exactly as by :func:`_draw_candidates` (same index for the same seed); for several

@@ -7,9 +7,11 @@ import pytest
 from scipy import stats
 
 import diffpriv_py as dp
-from diffpriv_py import _noise
+from diffpriv_py import noise as dpnoise
 from diffpriv_py._rng import double_source, random_words, word_source
 from diffpriv_py.exceptions import TargetOutputError
+from diffpriv_py.noise import gaussian as noise_gaussian
+from diffpriv_py.noise import geometric as noise_geometric
 
 P_FLOOR = 1e-6  # a correct sampler fails the goodness-of-fit test with probability below 1e-6
 
@@ -52,7 +54,7 @@ def test_safe_gaussian_with_an_mt19937_generator_has_the_calibrated_noise():
 
 def test_mt19937_gaussian_check_catches_32_bit_words_read_as_64_bit(monkeypatch):
     """The same test rejects the sampler fed MT19937's raw 32-bit words directly (the old bug)."""
-    monkeypatch.setattr(_noise, "random_words", lambda rng, size: rng.bit_generator.random_raw(size))
+    monkeypatch.setattr(noise_gaussian, "random_words", lambda rng, size: rng.bit_generator.random_raw(size))
     noise, sigma = _mt19937_gaussian_noise()
     assert stats.kstest(noise / sigma, "norm").pvalue < P_FLOOR
 
@@ -60,16 +62,16 @@ def test_mt19937_gaussian_check_catches_32_bit_words_read_as_64_bit(monkeypatch)
 @pytest.mark.parametrize("beta", [0.07, 0.3, 0.5, 1.0, 2.0])
 def test_geometric_stages_by_binary_search_are_the_threshold_counts(beta):
     """_stages gives #{i : u < t_i} on both of its paths (binary search for few values, the loop for many)."""
-    thresholds, ascending = _noise._stage_tables(beta)
+    thresholds, ascending = noise_geometric._stage_tables(beta)
     rng = np.random.default_rng(3)
     for size in [1, 7, 100 * thresholds.size, 100 * thresholds.size + 1, 5000]:
         u = np.concatenate([rng.random(size), thresholds[: min(size, thresholds.size)]])  # ties too
         expected = (u[:, None] < thresholds[None, :]).sum(axis=1).astype(np.float64)
-        assert np.array_equal(_noise._stages(u, thresholds, ascending), expected)
+        assert np.array_equal(noise_geometric._stages(u, thresholds, ascending), expected)
 
 
 def _block_parameters(sigma: float) -> tuple[float, float, int, float]:
-    _, e = math.frexp(sigma / _noise._BLOCKS_PER_SIGMA)
+    _, e = math.frexp(sigma / noise_gaussian._BLOCKS_PER_SIGMA)
     block = math.ldexp(1.0, e - 1)
     return sigma / block, block, e - 1, -0.5 / (sigma * sigma)
 
@@ -78,9 +80,9 @@ def _refilled(size: int, sigma: float, seed: int, unit: float, offset: np.ndarra
     """The general path: every position filled by _refill, as for the rejected positions of a large release."""
     rho, block, k, scale = _block_parameters(sigma)
     rng = np.random.default_rng(seed)
-    tails = _noise._GaussianTailPool(rho, math.ceil(3 * rho), rng, int(0.003 * size) + 1)
+    tails = noise_gaussian._GaussianTailPool(rho, math.ceil(3 * rho), rng, int(0.003 * size) + 1)
     out = np.empty(size)
-    _noise._refill(out, np.arange(size), rho, block, k, scale, rng, tails, unit, offset)
+    noise_gaussian._refill(out, np.arange(size), rho, block, k, scale, rng, tails, unit, offset)
     return out
 
 
@@ -90,13 +92,15 @@ def test_small_gaussian_batch_gives_the_refill_paths_output(size):
     sigma, unit = 3.0 * 2.0**40 + 0.5, 2.0**-38
     offset = np.linspace(-5.0, 5.0, size)
     for seed in range(20):
-        fast = _noise._discrete_gaussian_blocks(size, sigma, np.random.default_rng(seed), unit=unit, offset=offset)
+        fast = noise_gaussian._discrete_gaussian_blocks(
+            size, sigma, np.random.default_rng(seed), unit=unit, offset=offset
+        )
         assert fast.tobytes() == _refilled(size, sigma, seed, unit, offset).tobytes()
 
 
 def test_small_gaussian_batch_with_too_few_accepted_proposals_continues_as_the_refill(monkeypatch):
     """When the first batch accepts fewer proposals than values, the rest are refilled as the general path does."""
-    original = _noise._gaussian_block_proposals
+    original = noise_gaussian._gaussian_block_proposals
     calls = []
 
     def stingy(m, *args):
@@ -106,10 +110,10 @@ def test_small_gaussian_batch_with_too_few_accepted_proposals_continues_as_the_r
             rejected = np.union1d(rejected, np.arange(3, m))
         return g, rejected
 
-    monkeypatch.setattr(_noise, "_gaussian_block_proposals", stingy)
+    monkeypatch.setattr(noise_gaussian, "_gaussian_block_proposals", stingy)
     sigma, unit, size = 2.0**30 + 0.25, 2.0**-20, 50
     offset = np.linspace(-1.0, 1.0, size)
-    fast = _noise._discrete_gaussian_blocks(size, sigma, np.random.default_rng(8), unit=unit, offset=offset)
+    fast = noise_gaussian._discrete_gaussian_blocks(size, sigma, np.random.default_rng(8), unit=unit, offset=offset)
     assert len(calls) == 2
     calls.clear()
     assert fast.tobytes() == _refilled(size, sigma, 8, unit, offset).tobytes()
@@ -118,11 +122,11 @@ def test_small_gaussian_batch_with_too_few_accepted_proposals_continues_as_the_r
 def test_scalar_laplace_caps_a_zero_acceptance_uniform(monkeypatch):
     """w = 0 (chance 2⁻⁵³) gives v = 0, a capped stage as in the vectorised sampler, not a math.log error."""
     lam = 2.0**-20
-    k, beta = _noise._block(lam)
+    k, beta = noise_geometric._block_exponent(lam)
     queue = [5 << (64 - k), (2**52) << 11]  # R = 5, then m = 2^52: w = m·2⁻⁵² − 1 = 0; then the generator's own
-    real = _noise.double_source
-    monkeypatch.setattr(_noise, "double_source", lambda rng: lambda: queue.pop(0) if queue else real(rng)())
-    noise = _noise._one_signed_geometric(lam, k, beta, np.random.default_rng(0), 1.0, 0.0)
+    real = noise_geometric.double_source
+    monkeypatch.setattr(noise_geometric, "double_source", lambda rng: lambda: queue.pop(0) if queue else real(rng)())
+    noise = noise_geometric._one_signed_geometric(lam, k, beta, np.random.default_rng(0), 1.0, 0.0)
     cap = max(1, int(4.0 / beta))
     assert noise >= cap * 2.0**k + 5 and (noise - 5) % 2.0**k == 0
 
@@ -157,7 +161,7 @@ def test_grid_rounding_keeps_values_beyond_the_grids_integer_range(size):
     r = 2.0**-40
     values = np.full(size, 0.3)
     values[0], values[-1] = 1e300, -(2.0**13)
-    rounded = _noise._round_to_grid(values, r)
+    rounded = dpnoise.round_to_grid(values, r)
     assert rounded[0] == 1e300 and rounded[-1] == -(2.0**13)
     assert rounded[1] == round(0.3 / r) * r
 
@@ -171,6 +175,7 @@ def test_few_gaussian_tails_replay_the_array_tail_sampler(rho):
         for seed in range(60):
             ours, arrays = np.random.default_rng(seed), np.random.default_rng(seed)
             assert (
-                _noise._few_gaussian_tails(n, rho, k, ours) == _noise._gaussian_tail_arrays(n, rho, k, arrays).tolist()
+                noise_gaussian._few_gaussian_tails(n, rho, k, ours)
+                == noise_gaussian._gaussian_tail_arrays(n, rho, k, arrays).tolist()
             )
             assert ours.random() == arrays.random()

@@ -8,8 +8,11 @@ import pytest
 from scipy import stats
 
 import diffpriv_py as dp
-from diffpriv_py import _noise
+from diffpriv_py import noise as dpnoise
+from diffpriv_py._rng import random_words
 from diffpriv_py.exceptions import TargetOutputError
+from diffpriv_py.noise import exact as noise_exact
+from diffpriv_py.noise import gaussian as noise_gaussian
 from diffpriv_py.testing._stats import chisquare_pvalue
 
 P_FLOOR = 1e-7  # a correct sampler fails one of these tests with probability below 1e-7 per test
@@ -19,18 +22,18 @@ def test_bernoulli_keeps_probabilities_far_below_double_resolution():
     """Bernoulli(p) with p = 2^-60 · 0.75 still succeeds sometimes when p is scaled up to be observable."""
     rng = np.random.default_rng(1)
     p = np.full(400_000, 0.75 * 2.0**-3)
-    assert abs(_noise.bernoulli(p, rng).mean() - 0.09375) < 5.5 * math.sqrt(0.09375 / 400_000)
+    assert abs(dpnoise.bernoulli(p, rng).mean() - 0.09375) < 5.5 * math.sqrt(0.09375 / 400_000)
     tiny = np.full(10, 2.0**-1074)
-    assert not _noise.bernoulli(tiny, rng).any()
-    assert _noise.bernoulli(np.ones(5), rng).all()
-    assert not _noise.bernoulli(np.zeros(5), rng).any()
+    assert not dpnoise.bernoulli(tiny, rng).any()
+    assert dpnoise.bernoulli(np.ones(5), rng).all()
+    assert not dpnoise.bernoulli(np.zeros(5), rng).any()
 
 
 @pytest.mark.parametrize("lam", [2.0**-40, 0.01, 0.3, 0.9, 1.7, 3.0, 12.0])
 def test_two_sided_geometric_matches_its_pmf(lam):
     """Draws follow P(k) ∝ exp(−λ|k|) for decays on every code path (blocks, thresholds, sequential)."""
     rng = np.random.default_rng(11)
-    draws = _noise.two_sided_geometric(200_000, lam, rng)
+    draws = dpnoise.two_sided_geometric(200_000, lam, rng)
     assert draws.dtype == np.int64
     q = math.exp(-lam)
     if lam < 1e-3:
@@ -43,7 +46,7 @@ def test_two_sided_geometric_matches_its_pmf(lam):
 def test_two_sided_geometric_check_catches_a_wrong_decay():
     """The pmf test has power: draws with λ·1.1 are rejected."""
     rng = np.random.default_rng(12)
-    draws = _noise.two_sided_geometric(200_000, 0.33, rng)
+    draws = dpnoise.two_sided_geometric(200_000, 0.33, rng)
     q = math.exp(-0.3)
     assert chisquare_pvalue(draws, lambda k: (1 - q) / (1 + q) * q ** np.abs(k)) < P_FLOOR
 
@@ -52,7 +55,7 @@ def test_two_sided_geometric_check_catches_a_wrong_decay():
 def test_discrete_gaussian_matches_its_pmf(sigma):
     """Draws follow P(k) ∝ exp(−k²/(2σ²))."""
     rng = np.random.default_rng(13)
-    draws = _noise.discrete_gaussian(100_000, sigma, rng)
+    draws = dpnoise.discrete_gaussian(100_000, sigma, rng)
     if sigma > 1e6:
         assert stats.kstest(draws / sigma, stats.norm.cdf).pvalue > P_FLOOR
         return
@@ -64,7 +67,7 @@ def test_discrete_gaussian_matches_its_pmf(sigma):
 @pytest.mark.parametrize("sigma", [37.3, 50.0])
 def test_block_discrete_gaussian_matches_its_pmf_integer_by_integer(sigma):
     """The fast block sampler (used for σ ≥ 2^20) gives P(k) ∝ exp(−k²/(2σ²)); run at small σ to test every integer."""
-    draws = _noise._discrete_gaussian_blocks(300_000, sigma, np.random.default_rng(15))
+    draws = noise_gaussian._discrete_gaussian_blocks(300_000, sigma, np.random.default_rng(15))
     k = np.arange(-int(12 * sigma), int(12 * sigma) + 1)
     norm = np.exp(-(k**2) / (2 * sigma**2)).sum()
     assert chisquare_pvalue(draws.astype(np.int64), lambda x: np.exp(-(x**2) / (2 * sigma**2)) / norm) > P_FLOOR
@@ -72,7 +75,7 @@ def test_block_discrete_gaussian_matches_its_pmf_integer_by_integer(sigma):
 
 def test_block_discrete_gaussian_check_catches_a_wrong_sigma():
     """The same test rejects draws whose σ is 5 % too large."""
-    draws = _noise._discrete_gaussian_blocks(300_000, 52.5, np.random.default_rng(16))
+    draws = noise_gaussian._discrete_gaussian_blocks(300_000, 52.5, np.random.default_rng(16))
     k = np.arange(-600, 601)
     norm = np.exp(-(k**2) / (2 * 50.0**2)).sum()
     assert chisquare_pvalue(draws.astype(np.int64), lambda x: np.exp(-(x**2) / (2 * 50.0**2)) / norm) < P_FLOOR
@@ -81,11 +84,12 @@ def test_block_discrete_gaussian_check_catches_a_wrong_sigma():
 def test_gaussian_blocks_and_tail_follow_the_discretised_half_gaussian():
     """Block indices (alias table plus geometric-envelope tail) follow P(g) ∝ exp(−g²/(2ρ²)), tail included."""
     rho = 20.3
-    g = _noise._gaussian_blocks(1_000_000, rho, np.random.default_rng(17)).astype(np.int64)
+    rng = np.random.default_rng(17)
+    g = noise_gaussian._draw_blocks(random_words(rng, 1_000_000), rho, 1.0, rng, None).astype(np.int64)
     support = np.arange(0, 400)
     norm = np.exp(-(support**2) / (2 * rho**2)).sum()
     assert chisquare_pvalue(g, lambda x: np.where(x >= 0, np.exp(-(x**2) / (2 * rho**2)) / norm, 0.0)) > P_FLOOR
-    tail = _noise._gaussian_tail(200_000, rho, 61, np.random.default_rng(18)).astype(np.int64)
+    tail = noise_gaussian._gaussian_tail(200_000, rho, 61, np.random.default_rng(18)).astype(np.int64)
     tail_norm = np.exp(-(np.arange(61, 500) ** 2) / (2 * rho**2)).sum()
     assert tail.min() >= 61
     assert (
@@ -94,7 +98,7 @@ def test_gaussian_blocks_and_tail_follow_the_discretised_half_gaussian():
 
 
 def _block_sampler_ks_pvalue(draw_sigma: float, test_sigma: float, seed: int) -> float:
-    draws = _noise._discrete_gaussian_blocks(300_000, draw_sigma, np.random.default_rng(seed))
+    draws = noise_gaussian._discrete_gaussian_blocks(300_000, draw_sigma, np.random.default_rng(seed))
     return float(stats.kstest(draws / test_sigma, stats.norm.cdf).pvalue)
 
 
@@ -121,13 +125,13 @@ def test_block_sampler_resolves_acceptance_ties_with_a_further_uniform_at_the_la
             return self._rng.random(size)
 
     # The tail sampler draws uniforms too: give it its own generator so that only the ties are counted.
-    tail = _noise._gaussian_tail
+    tail = noise_gaussian._gaussian_tail
     tail_rng = np.random.default_rng(35)
-    monkeypatch.setattr(_noise, "_gaussian_tail", lambda n, rho, k, rng: tail(n, rho, k, tail_rng))
+    monkeypatch.setattr(noise_gaussian, "_gaussian_tail", lambda n, rho, k, rng: tail(n, rho, k, tail_rng))
     rng = CountingGenerator(np.random.default_rng(34))
     sigma = 1.7 * 2.0**55
-    assert _noise._acceptance_bits(51) == 13
-    draws = _noise._discrete_gaussian_blocks(200_000, sigma, rng)
+    assert noise_gaussian._acceptance_bits(51) == 13
+    draws = noise_gaussian._discrete_gaussian_blocks(200_000, sigma, rng)
     assert rng.uniforms >= 1  # ≈ 25 expected (P(none) ≈ e^-25)
     assert stats.kstest(draws / sigma, stats.norm.cdf).pvalue > P_FLOOR
 
@@ -140,13 +144,13 @@ def test_block_sampler_ks_check_catches_a_five_percent_wrong_sigma():
 
 def test_block_sampler_ks_check_catches_a_swapped_alias_lookup(monkeypatch):
     """The KS test rejects a lookup whose keep and alias outcomes are swapped (p < 1e-7)."""
-    right = _noise._gaussian_alias_lookup
+    right = noise_gaussian._gaussian_alias_lookup
 
     def swapped(rho, block):
         shifted, outcomes, k, bits = right(rho, block)
         return shifted, outcomes.reshape(-1, 2)[:, ::-1].ravel(), k, bits
 
-    monkeypatch.setattr(_noise, "_gaussian_alias_lookup", swapped)
+    monkeypatch.setattr(noise_gaussian, "_gaussian_alias_lookup", swapped)
     sigma = 1.3 * 2.0**40
     assert _block_sampler_ks_pvalue(sigma, sigma, 33) < P_FLOOR
 
@@ -155,8 +159,8 @@ def test_block_sampler_ks_check_catches_a_swapped_alias_lookup(monkeypatch):
 def test_alias_lookup_gives_every_block_exactly_the_alias_tables_probability(rho):
     """The one-word lookup (shifted thresholds, outcome pairs) implies, as exact fractions, the alias table's masses."""
     block = 2.0**36
-    thresholds, alias, k, bits = _noise._gaussian_block_tables(rho)
-    shifted, outcomes, k2, bits2 = _noise._gaussian_alias_lookup(rho, block)
+    thresholds, alias, k, bits = noise_gaussian._gaussian_block_tables(rho)
+    shifted, outcomes, k2, bits2 = noise_gaussian._gaussian_alias_lookup(rho, block)
     assert (k2, bits2) == (k, bits) and bits <= 10
     n_slots = 1 << bits
     from_table = [Fraction(0)] * n_slots
@@ -179,19 +183,19 @@ def test_alias_lookup_gives_every_block_exactly_the_alias_tables_probability(rho
 def test_grid_step_is_a_power_of_two_2_to_the_40_below_the_scale():
     """The grid is the power of two in (scale·2^-41, scale·2^-40]."""
     for scale in [1.0, 3.7, 1e-9, 1e12]:
-        r = _noise.grid_step(scale)
+        r = dpnoise.grid_step(scale)
         assert math.frexp(r)[0] == 0.5
         assert scale * 2.0**-41 < r <= scale * 2.0**-40
     with pytest.raises(ValueError, match="too small"):
-        _noise.grid_step(1e-300)
+        dpnoise.grid_step(1e-300)
 
 
 def test_grid_laplace_outputs_lie_on_the_grid_whatever_the_input():
     """Outputs for inputs 0 and 1 are all multiples of the same grid step: the support does not depend on the input."""
     rng = np.random.default_rng(3)
-    r = _noise.grid_step(1.0)
+    r = dpnoise.grid_step(1.0)
     for x in [0.0, 1.0, 0.1234567]:
-        out = _noise.grid_laplace(np.full(50_000, x), 1.0, 1.0, 1, rng)
+        out = dpnoise.grid_laplace(np.full(50_000, x), 1.0, 1.0, 1, rng)
         assert np.all(out / r == np.round(out / r))
 
 
@@ -204,17 +208,17 @@ def test_grid_laplace_noise_drawn_ahead_gives_grid_laplace_bit_for_bit(size):
     """
     values = np.random.default_rng(size).normal(0, 10.0, size) * np.resize([1.0, -1e-9, 3e15, 0.0], size)
     for sensitivity, epsilon, dims in ((2.0, 0.3, 5), (60.0, 0.01, 50), (1.0, 40.0, 1)):
-        noise, r = _noise.grid_laplace_noise((size,), sensitivity, epsilon, dims, np.random.default_rng(9))
-        expected = _noise.grid_laplace(values, sensitivity, epsilon, dims, np.random.default_rng(9))
-        np.testing.assert_array_equal(_noise._round_to_grid(values, r) + noise, expected)
-        assert r == _noise.grid_step(sensitivity / epsilon)
+        noise, r = dpnoise.grid_laplace_noise((size,), sensitivity, epsilon, dims, np.random.default_rng(9))
+        expected = dpnoise.grid_laplace(values, sensitivity, epsilon, dims, np.random.default_rng(9))
+        np.testing.assert_array_equal(dpnoise.round_to_grid(values, r) + noise, expected)
+        assert r == dpnoise.grid_step(sensitivity / epsilon)
 
 
 @pytest.mark.slow
 def test_grid_laplace_is_indistinguishable_from_continuous_laplace():
     """A KS test on 10^6 safe draws does not tell them from Lap(Δ/ε)."""
     rng = np.random.default_rng(4)
-    out = _noise.grid_laplace(np.zeros(1_000_000), 2.0, 0.5, 1, rng)
+    out = dpnoise.grid_laplace(np.zeros(1_000_000), 2.0, 0.5, 1, rng)
     assert stats.kstest(out, stats.laplace(scale=4.0).cdf).pvalue > P_FLOOR
 
 
@@ -227,15 +231,15 @@ def test_grid_gaussian_is_indistinguishable_from_continuous_gaussian():
     out = mech._sample_many(np.array(0.0), params, rng, 1_000_000)
     sigma = mech.noise_scale(params)
     assert stats.kstest(out, stats.norm(scale=sigma).cdf).pvalue > P_FLOOR
-    r = _noise.grid_step(sigma)
+    r = dpnoise.grid_step(sigma)
     assert np.all(out / r == np.round(out / r))
 
 
 def test_laplace_epsilon_reserve_refuses_epsilon_too_small_for_the_float_error():
     """ε below the sampler's float error reserve is refused rather than silently over-claimed."""
-    assert _noise.laplace_epsilon_reserve(1.0, 10) < 1.0
+    assert dpnoise.laplace_epsilon_reserve(1.0, 10) < 1.0
     with pytest.raises(ValueError, match="too small for safe noise"):
-        _noise.laplace_epsilon_reserve(2.0**-35, 1)
+        dpnoise.laplace_epsilon_reserve(2.0**-35, 1)
 
 
 @pytest.mark.slow
@@ -243,7 +247,7 @@ def test_exact_discrete_laplace_matches_its_pmf():
     """CKS20 discrete Laplace on Fractions follows P(k) ∝ exp(−|k|/scale)."""
     rng = np.random.default_rng(5)
     scale = Fraction(3, 2)
-    draws = np.array([_noise.exact_discrete_laplace(scale, rng) for _ in range(5_000)])
+    draws = np.array([dpnoise.exact_discrete_laplace(scale, rng) for _ in range(5_000)])
     q = math.exp(-1 / 1.5)
     assert chisquare_pvalue(draws, lambda k: (1 - q) / (1 + q) * q ** np.abs(k)) > P_FLOOR
 
@@ -252,7 +256,7 @@ def test_exact_discrete_laplace_matches_its_pmf():
 def test_exact_discrete_gaussian_matches_its_pmf():
     """CKS20 discrete Gaussian on Fractions follows P(k) ∝ exp(−k²/(2σ²))."""
     rng = np.random.default_rng(6)
-    draws = np.array([_noise.exact_discrete_gaussian(Fraction(9, 4), rng) for _ in range(4_000)])
+    draws = np.array([dpnoise.exact_discrete_gaussian(Fraction(9, 4), rng) for _ in range(4_000)])
     k = np.arange(-40, 41)
     norm = np.exp(-(k**2) / (2 * 2.25)).sum()
     assert chisquare_pvalue(draws, lambda x: np.exp(-(x**2) / 4.5) / norm) > P_FLOOR
@@ -262,7 +266,8 @@ def test_randbelow_handles_integers_beyond_64_bits():
     """Uniform integers below 2^100 + 1 are in range and use the high bits."""
     rng = np.random.default_rng(7)
     n = 2**100 + 1
-    draws = [_noise._randbelow(n, rng) for _ in range(200)]
+    bits = noise_exact._Bits(rng)
+    draws = [bits.below(n) for _ in range(200)]
     assert all(0 <= d < n for d in draws)
     assert max(draws) > 2**98
 

@@ -7,7 +7,9 @@ import pytest
 from scipy import stats
 
 import diffpriv_py as dp
-from diffpriv_py import _noise
+from diffpriv_py import noise as dpnoise
+from diffpriv_py.noise import gaussian as noise_gaussian
+from diffpriv_py.noise import geometric as noise_geometric
 from diffpriv_py.testing._stats import chisquare_pvalue
 
 P_FLOOR = 1e-7  # a correct sampler fails one of these tests with probability below 1e-7 per test
@@ -15,13 +17,13 @@ P_FLOOR = 1e-7  # a correct sampler fails one of these tests with probability be
 
 def _scalar_geometric(lam: float, n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    k, beta = _noise._block(lam)
-    return np.array([_noise._one_signed_geometric(lam, k, beta, rng, 1.0, 0.0) for _ in range(n)])
+    k, beta = noise_geometric._block_exponent(lam)
+    return np.array([noise_geometric._one_signed_geometric(lam, k, beta, rng, 1.0, 0.0) for _ in range(n)])
 
 
 def _scalar_gaussian(sigma: float, n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return np.array([_noise._one_discrete_gaussian_block(sigma, rng, 1.0, 0.0) for _ in range(n)])
+    return np.array([noise_gaussian._one_discrete_gaussian_block(sigma, rng, 1.0, 0.0) for _ in range(n)])
 
 
 def _geometric_pmf(lam: float):
@@ -73,7 +75,7 @@ def test_scalar_releases_follow_the_nominal_noise_and_lie_on_the_grid(mech, para
     rng = np.random.default_rng(25)
     out = np.array([mech.release_response(params, 0.1234567, rng=rng).response for _ in range(20_000)])
     assert stats.kstest(out, dist.cdf).pvalue > P_FLOOR
-    r = _noise.grid_step(mech.noise_scale(params))
+    r = dpnoise.grid_step(mech.noise_scale(params))
     assert np.all(out / r == np.round(out / r))
 
 
@@ -89,9 +91,9 @@ def test_scalar_and_vectorised_paths_round_the_value_alike():
     """A huge value (already on the grid) and a value between grid points are placed on the same grid both ways."""
     rng = np.random.default_rng(27)
     for x in [1e30, -3.0000000000001, 0.0]:
-        one = _noise.grid_laplace(np.array([x]), 1.0, 1.0, 1, rng)
-        many = _noise.grid_laplace(np.full(3, x), 1.0, 1.0, 1, rng)
-        r = _noise.grid_step(1.0)
+        one = dpnoise.grid_laplace(np.array([x]), 1.0, 1.0, 1, rng)
+        many = dpnoise.grid_laplace(np.full(3, x), 1.0, 1.0, 1, rng)
+        r = dpnoise.grid_step(1.0)
         assert one.shape == (1,)
         both = np.concatenate([one, many])
         assert np.all(both / r == np.round(both / r))
@@ -103,7 +105,7 @@ def test_gaussian_alias_table_gives_every_block_its_weight_to_a_relative_two_to_
     """Slot bits and integer keep-thresholds reproduce P(G = g) ∝ exp(−g²/(2ρ²)) within the documented 2⁻⁴² bound."""
     from fractions import Fraction
 
-    thresholds, alias, k, bits = _noise._gaussian_block_tables(rho)
+    thresholds, alias, k, bits = noise_gaussian._gaussian_block_tables(rho)
     n_slots = 1 << bits
     assert thresholds.size == alias.size == n_slots >= k + 1
     implied = [Fraction(0)] * n_slots
@@ -122,4 +124,4 @@ def test_gaussian_alias_table_gives_every_block_its_weight_to_a_relative_two_to_
 def test_block_sampler_refuses_a_sigma_whose_offsets_would_not_fit_a_double():
     """σ ≥ 2⁵⁷ would need within-block offsets beyond 2⁵² (not exact in float64): refused, not silently rounded."""
     with pytest.raises(ValueError, match="sigma"):
-        _noise._discrete_gaussian_blocks(3, 2.0**58, np.random.default_rng(0))
+        noise_gaussian._discrete_gaussian_blocks(3, 2.0**58, np.random.default_rng(0))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import diffpriv_py as dp
-from diffpriv_py import _noise
+from diffpriv_py import noise as dpnoise
 from diffpriv_py.exceptions import TargetOutputError
 from diffpriv_py.testing._stats import chisquare_pvalue
 
@@ -20,7 +20,7 @@ def _geometric_pmf(lam: float):
 
 def _one_value_geometric(lam: float, n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return np.array([_noise.one_two_sided_geometric(lam, rng) for _ in range(n)], dtype=np.int64)
+    return np.array([dpnoise.one_two_sided_geometric(lam, rng) for _ in range(n)], dtype=np.int64)
 
 
 @pytest.mark.parametrize("lam", [0.2501, 0.3, 0.7, 1.0, 1.3, 1.999, 2.0])
@@ -28,14 +28,14 @@ def test_one_value_geometric_draws_the_vectorised_integer_from_the_same_stream(l
     """one_two_sided_geometric gives two_sided_geometric's integer and leaves the generator in the same state."""
     for seed in range(300):
         scalar_rng, vector_rng = np.random.default_rng(seed), np.random.default_rng(seed)
-        assert _noise.one_two_sided_geometric(lam, scalar_rng) == _noise.two_sided_geometric((1,), lam, vector_rng)[0]
+        assert dpnoise.one_two_sided_geometric(lam, scalar_rng) == dpnoise.two_sided_geometric((1,), lam, vector_rng)[0]
         assert scalar_rng.random() == vector_rng.random()
 
 
 @pytest.mark.parametrize("lam", [0.25, 0.1, 2.5, 40.0])
 def test_one_value_geometric_declines_decays_outside_its_exact_range(lam):
     """Outside 1/4 < λ ≤ 2 the scalar sampler returns None, so the caller uses the vectorised one."""
-    assert _noise.one_two_sided_geometric(lam, np.random.default_rng(0)) is None
+    assert dpnoise.one_two_sided_geometric(lam, np.random.default_rng(0)) is None
 
 
 def test_one_value_geometric_matches_its_pmf_integer_by_integer():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import diffpriv_py as dp
-from diffpriv_py import _noise
+from diffpriv_py import noise as dpnoise
 from diffpriv_py.testing import AuditReport, audit, check_sensitivity, trailing_exponent
 
 ALPHA = 1e-6
@@ -34,7 +34,7 @@ class _HalfScaleLaplace(dp.Laplace):
 
     def _perturb(self, values, privacy_params, rng):
         dims = max(1, int(np.prod(values.shape[1:])))
-        return _noise.grid_laplace(np.asarray(values, float), self.sensitivity / 2, privacy_params.epsilon, dims, rng)
+        return dpnoise.grid_laplace(np.asarray(values, float), self.sensitivity / 2, privacy_params.epsilon, dims, rng)
 
 
 class _NoFactorTwoExponential(dp.Exponential):
@@ -56,10 +56,10 @@ class _HalfSigmaGaussian(dp.Gaussian):
 
     def _perturb(self, values, privacy_params, rng):
         dims = max(1, int(np.prod(values.shape[1:])))
-        r, sigma = _noise.gaussian_grid_calibration(
+        r, sigma = dpnoise.gaussian_grid_calibration(
             self._sigma_for, self.sensitivity, privacy_params.epsilon, privacy_params.delta, dims
         )
-        return _noise.grid_gaussian(np.asarray(values, float), r, sigma / 2, rng)
+        return dpnoise.grid_gaussian(np.asarray(values, float), r, sigma / 2, rng)
 
 
 def test_audit_report_has_the_contract_fields_and_is_reproducible():
@@ -179,7 +179,7 @@ def test_default_laplace_defeats_the_float_structure_attack():
     rng = np.random.default_rng(9)
     a = mech._sample_many(np.array(0.0), dp.Eps(1.0), rng, 1_000_000)
     b = mech._sample_many(np.array(1.0), dp.Eps(1.0), rng, 1_000_000)
-    r = _noise.grid_step(1.0)
+    r = dpnoise.grid_step(1.0)
     assert np.all(trailing_exponent(a) >= math.log2(r)) and np.all(trailing_exponent(b) >= math.log2(r))
     fine_a = (np.abs(a) < 0.5) & (trailing_exponent(a) < -53)
     fine_b = (np.abs(b) < 0.5) & (trailing_exponent(b) < -53)
