@@ -406,11 +406,11 @@ def _mod_sulq_grid(n: int, d: int, epsilon: float, delta: float) -> tuple[float,
     """Grid step and β for MOD-SuLQ with the library's safe (grid) Gaussian noise on the d(d + 1)/2 entries.
 
     Rounding to the grid r moves each entry by at most r/2, so the bounds become S₁ + d(d + 1)r/2 and
-    (√S₂ + √(d(d + 1)/2)·r)²; ε and δ keep the safe sampler's float-error reserve (see :mod:`diffpriv_py.noise`). The target
-    C/n is computed in floating point from the exact C (rows in the unit ball, so |C_ij|/n ≤ 1): the division's
-    rounding moves each entry by at most 2⁻⁵³, i.e. neighbours' computed entries by 2⁻⁵² more than the exact ones,
-    which is added to r in both bounds. These changes are of relative order 2⁻³⁷, so β is the paper's β to about
-    11 significant digits.
+    (√S₂ + √(d(d + 1)/2)·r)²; ε and δ keep the safe sampler's float-error reserve (see :mod:`diffpriv_py.noise`).
+    The target C/n is computed in floating point from the exact C (rows in the unit ball, so |C_ij|/n ≤ 1): the
+    division's rounding moves each entry by at most 2⁻⁵³, i.e. neighbours' computed entries by 2⁻⁵² more than the
+    exact ones, which is added to r in both bounds. These changes are of relative order 2⁻³⁷, so β is the paper's β
+    to about 11 significant digits.
     """
     dims = d * (d + 1) // 2
     r = grid_step(mod_sulq_noise_scale(n, d, epsilon, delta))

@@ -12,11 +12,12 @@ import pytest
 import diffpriv_py as dp
 from diffpriv_py.estimators import DPLloydPlan, KMeans, KMeansModel
 from diffpriv_py.estimators import kmeans as km
-from diffpriv_py.estimators.kmeans import _postprocessing
+from diffpriv_py.estimators.kmeans import _noisy_cells, _postprocessing
 from diffpriv_py.estimators.kmeans._cells import _CHUNK, _assign, _block_rows, _Cells, _workspace
 from diffpriv_py.estimators.kmeans._noisy_cells import _CellNoise
 from diffpriv_py.estimators.kmeans._normalised_data import _to_grid
 from diffpriv_py.mechanisms.laplace import Laplace
+from diffpriv_py.noise import round_to_grid
 from diffpriv_py.testing import MechCase, parametrize_with_checks
 
 
@@ -164,7 +165,7 @@ def _spy_noise(monkeypatch):
     block of steps; the spy lists them step by step (counts, sums, counts, sums, ...), as the noise is added.
     """
     calls, pending = [], []
-    original = km._noise.grid_laplace_noise
+    original = _noisy_cells.grid_laplace_noise
 
     def spy(shape, sensitivity, epsilon, dims, rng):
         pending.append((sensitivity, epsilon, dims, shape[0]))
@@ -174,7 +175,7 @@ def _spy_noise(monkeypatch):
             pending.clear()
         return original(shape, sensitivity, epsilon, dims, rng)
 
-    monkeypatch.setattr(km._noise, "grid_laplace_noise", spy)
+    monkeypatch.setattr(_noisy_cells, "grid_laplace_noise", spy)
     return calls
 
 
@@ -890,8 +891,8 @@ def test_noisy_counts_are_the_rounded_counts_plus_the_noise_on_any_grid(count_gr
     sums = rng.normal(0, 100, (2, 7, 3))
     noise = _CellNoise(rng.normal(0, 1e3, (2, 7)), count_grid, rng.normal(0, 1e3, (2, 7, 3)), 2.0**-20)
     noisy_counts, noisy_sums = noise.add(counts, sums)
-    np.testing.assert_array_equal(noisy_counts, km._noise._round_to_grid(counts, count_grid) + noise.counts)
-    np.testing.assert_array_equal(noisy_sums, km._noise._round_to_grid(sums, 2.0**-20) + noise.sums)
+    np.testing.assert_array_equal(noisy_counts, round_to_grid(counts, count_grid) + noise.counts)
+    np.testing.assert_array_equal(noisy_sums, round_to_grid(sums, 2.0**-20) + noise.sums)
 
 
 @pytest.mark.parametrize("method", ["dplloyd", "coreset", "input_perturbation"])
@@ -919,7 +920,7 @@ def test_input_perturbation_on_out_of_core_data_is_refused_before_the_charge():
 def test_the_check_before_the_charge_covers_every_noisy_vector_the_release_draws(monkeypatch, method, k, d):
     """Every (ε, values) the release draws noise for was checked against the sampler's reserve before the charge."""
     checked, drawn, checking = set(), set(), []
-    reserve, draw, check = km._noise.laplace_epsilon_reserve, km._noise.grid_laplace_noise, KMeans._check_release
+    reserve, draw, check = km.laplace_epsilon_reserve, _noisy_cells.grid_laplace_noise, KMeans._check_release
 
     def spy_reserve(epsilon, dims):
         if checking:  # only the checks made before the charge (drawing also calls it, through the grid's cache)
@@ -937,8 +938,8 @@ def test_the_check_before_the_charge_covers_every_noisy_vector_the_release_draws
         drawn.add((epsilon, dims))
         return draw(shape, sensitivity, epsilon, dims, rng)
 
-    monkeypatch.setattr(km._noise, "laplace_epsilon_reserve", spy_reserve)
-    monkeypatch.setattr(km._noise, "grid_laplace_noise", spy_draw)
+    monkeypatch.setattr(km, "laplace_epsilon_reserve", spy_reserve)
+    monkeypatch.setattr(_noisy_cells, "grid_laplace_noise", spy_draw)
     monkeypatch.setattr(KMeans, "_check_release", spy_check)
     X = np.random.default_rng(1).uniform(-1, 1, (3000, d))
     KMeans(k, bounds=(-1, 1), method=method).release_response(dp.Eps(2.0), X, rng=0)
@@ -948,7 +949,7 @@ def test_the_check_before_the_charge_covers_every_noisy_vector_the_release_draws
 def test_every_noisy_step_gets_its_own_rows_of_the_noise_drawn_ahead(monkeypatch):
     """Steps share no noise (that would break the composition the plan relies on): step t adds row t of the block."""
     drawn, added = [], []
-    draw, add = km._noise.grid_laplace_noise, _CellNoise.add
+    draw, add = _noisy_cells.grid_laplace_noise, _CellNoise.add
 
     def spy_draw(shape, sensitivity, epsilon, dims, rng):
         noise, r = draw(shape, sensitivity, epsilon, dims, rng)
@@ -959,7 +960,7 @@ def test_every_noisy_step_gets_its_own_rows_of_the_noise_drawn_ahead(monkeypatch
         added.append((self.counts.copy(), self.sums.copy()))
         return add(self, counts, sums)
 
-    monkeypatch.setattr(km._noise, "grid_laplace_noise", spy_draw)
+    monkeypatch.setattr(_noisy_cells, "grid_laplace_noise", spy_draw)
     monkeypatch.setattr(_CellNoise, "add", spy_add)
     X = np.random.default_rng(2).uniform(-1, 1, (2000, 3))
     mech = KMeans(4, bounds=(-1, 1), method="dplloyd", n_iter=6)

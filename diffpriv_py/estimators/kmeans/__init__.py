@@ -24,12 +24,12 @@ from typing import Any, ClassVar, Literal
 import attrs
 import numpy as np
 
-from ... import _noise
 from ..._blockwise import is_out_of_core, n_rows
 from ..._datasets import as_array
 from ..._validation import check_int
 from ...exceptions import TargetOutputError
 from ...mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
+from ...noise import grid_step, laplace_epsilon_reserve
 from ...privacy import Eps
 from .._sensitivity_floor import not_below
 from .._supervised import check_rows_to_predict
@@ -508,7 +508,7 @@ class KMeans(DPMech):
                 rows += [(plan.epsilon_seed_count, m, count), (plan.epsilon_seed_sums, m * d, sums)]
         for epsilon, dims, sensitivity in rows:
             try:
-                _noise.laplace_epsilon_reserve(epsilon, dims)
+                laplace_epsilon_reserve(epsilon, dims)
             except ValueError as err:
                 raise ValueError(
                     f"KMeans at ε={privacy_params.epsilon!r} on {n}×{d} data gives one of its noisy vectors "
@@ -516,7 +516,7 @@ class KMeans(DPMech):
                     "epsilon, fewer iterations (n_iter=) or fewer features."
                 ) from err
             try:
-                _noise.grid_step(sensitivity / epsilon)
+                grid_step(sensitivity / epsilon)
             except ValueError as err:
                 raise ValueError(
                     f"KMeans at ε={privacy_params.epsilon!r} gives one of its noisy vectors ε={epsilon!r}, so large "

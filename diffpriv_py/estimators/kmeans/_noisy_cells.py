@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import attrs
 import numpy as np
 
-from ... import _noise
 from ..._blockwise import map_reduce
+from ...noise import grid_laplace_noise, round_to_grid
 from ._cells import _Cells
 from ._normalised_data import _block_statistics, _BlockwiseData
 
@@ -26,7 +26,7 @@ class _CellNoise:
     """Pre-drawn safe Laplace noise for one noisy Lloyd step: counts (r, m) and sums (r, m, d), each on its grid.
 
     :meth:`add` rounds the statistics to the grids and adds the noise, which has the law of perturbing them with
-    the Laplace mechanism's safe sampler (``diffpriv_py._noise.grid_laplace_noise``).
+    the Laplace mechanism's safe sampler (``diffpriv_py.noise.grid_laplace_noise``).
     """
 
     counts: np.ndarray
@@ -36,9 +36,9 @@ class _CellNoise:
 
     def add(self, counts: np.ndarray, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # Counts are integers (weights are never noised), hence already on any grid r ≤ 1 (a power of two).
-        on_grid = counts if self.count_grid <= 1.0 else _noise._round_to_grid(counts, self.count_grid)
+        on_grid = counts if self.count_grid <= 1.0 else round_to_grid(counts, self.count_grid)
         noisy_counts: np.ndarray = on_grid + self.counts
-        noisy_sums: np.ndarray = _noise._round_to_grid(sums, self.sum_grid) + self.sums
+        noisy_sums: np.ndarray = round_to_grid(sums, self.sum_grid) + self.sums
         return noisy_counts, noisy_sums
 
 
@@ -77,7 +77,7 @@ def _cell_noise(
     ahead = max(1, min(steps, _NOISE_AHEAD // (r * m * (d + 1))))
     for first in range(0, steps, ahead):
         block = min(ahead, steps - first)
-        counts, count_grid = _noise.grid_laplace_noise((block, r, m), 2.0 * sensitivity, epsilon_count, m, rng)
-        sums, sum_grid = _noise.grid_laplace_noise((block, r, m * d), 2.0 * d * sensitivity, epsilon_sums, m * d, rng)
+        counts, count_grid = grid_laplace_noise((block, r, m), 2.0 * sensitivity, epsilon_count, m, rng)
+        sums, sum_grid = grid_laplace_noise((block, r, m * d), 2.0 * d * sensitivity, epsilon_sums, m * d, rng)
         for t in range(block):
             yield _CellNoise(counts[t], count_grid, sums[t].reshape(shape), sum_grid)
