@@ -255,8 +255,9 @@ def _data_norm(value: Any) -> float:
     if value is None:
         raise ValueError(
             "data_norm is required: pass a public, data-independent bound on the L2 norm of a row of X (e.g. "
-            "data_norm=1.0 after scaling features to [0, 1]/√d). Rows are clipped to it. It is never computed from "
-            "the data, since max‖x‖ of the private data would leak."
+            "data_norm=1.0 after mapping each feature's public range to [-1, 1] and dividing by √d; centred ranges, "
+            "not [0, 1]: the intercept is regularised, so all-positive features cost accuracy at small n). Rows are "
+            "clipped to it. It is never computed from the data, since max‖x‖ of the private data would leak."
         )
     norm = check_in_range(
         value,

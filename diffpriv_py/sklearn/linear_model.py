@@ -45,6 +45,8 @@ _COMMON_PARAMETERS = """
         Privacy loss ε of one ``fit``; a required keyword (no default: a privacy level is never chosen for you).
     data_norm : float
         Required public bound on the L2 norm of a row of X; rows are clipped to it. Never taken from the data.
+        Map each feature's public range to [−1, 1] (centred; data_norm is then √(number of features)), not [0, 1]:
+        the intercept is regularised, so a boundary far from the origin costs accuracy, most at small n.
     reg_lambda : "auto", float, sequence of float or "private", default "auto"
         L2 regularisation Λ of the mean loss on rows normalised into the unit ball (scikit-learn's ``C`` is
         1/(nΛ)). ``"auto"`` picks Λ at each ``fit`` from public quantities only (n, the number of weights and of
