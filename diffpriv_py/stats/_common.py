@@ -18,7 +18,7 @@ import numpy as np
 from .._datasets import as_array
 from .._rng import RNGLike
 from .._validation import check_choice, check_real, refuse_masked
-from ..mechanisms import Gaussian, Laplace
+from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
 from ..mechanisms.base import NumericMech
 from ..privacy import Del, Eps
 from ..response import Response
@@ -234,21 +234,6 @@ def split_params(privacy_params: Eps, fractions: Sequence[float]) -> list[Eps]:
 # ---- one release -------------------------------------------------------------------------------------------------
 
 
-def integer_mechanism(target: Callable[[Any], Any], l1: float, l2: float, dims: int, mechanism: str) -> NumericMech:
-    """The mechanism for integer-valued targets (counts): integer noise when the library has it.
-
-    Swap point: when a discrete Laplace (two-sided geometric) mechanism is available it is used for
-    ``mechanism="laplace"``; until then continuous Laplace noise is added and the result rounded (post-processing).
-    """
-    if mechanism == "gaussian":
-        return Gaussian(target=target, sensitivity=l2, dims=dims)
-    try:
-        from ..mechanisms.geometric import DiscreteLaplace
-    except ImportError:  # pragma: no cover - depends on the mechanism landing
-        return Laplace(target=target, sensitivity=l1, dims=dims)
-    return DiscreteLaplace(target=target, sensitivity=l1, dims=dims)
-
-
 @attrs.frozen(kw_only=True)
 class Plan:
     """A statistic ready for release: what to noise, how sensitive it is, and how to read the noisy vector."""
@@ -259,6 +244,8 @@ class Plan:
     dims: int
     postprocess: Callable[[np.ndarray], Any]
     integer: bool = False
+    """An integer-valued target (counts): discrete Laplace noise under ``"laplace"`` (Gaussian noise is rounded by
+    ``postprocess``)."""
     scalar_postprocess: Callable[[float], Any] | None = None
     """The same map as ``postprocess`` on a Python float or int, for a scalar release (no numpy call on a 0-d array)."""
     _mechanisms: dict[Any, Any] = attrs.field(init=False, factory=dict, repr=False)
@@ -270,10 +257,10 @@ class Plan:
         # Built once per plan (mechanisms are frozen, so a plan reused for many releases shares them).
         mech = self._mechanisms.get(name)
         if mech is None:
-            if self.integer:
-                mech = integer_mechanism(self.target, self.l1, self.l2, self.dims, name)
-            elif name == "gaussian":
+            if name == "gaussian":  # integer targets (counts) round the Gaussian release in their post-processing
                 mech = Gaussian(target=self.target, sensitivity=self.l2, dims=self.dims)
+            elif self.integer:
+                mech = DiscreteLaplace(target=self.target, sensitivity=self.l1, dims=self.dims)
             else:
                 mech = Laplace(target=self.target, sensitivity=self.l1, dims=self.dims)
             self._mechanisms[name] = mech
@@ -388,7 +375,6 @@ __all__ = [
     "check_ddof",
     "check_params",
     "finish",
-    "integer_mechanism",
     "nan_error",
     "release",
     "scalar_bounds",

@@ -1151,8 +1151,8 @@ def count(
     this function does not pretend to answer it privately. What is private is *which* values are present, or which
     records satisfy a predicate: replacing one record changes each of its values' presence by at most one, so the
     sensitivity is 1 per value (d for a 2-D record pooled, L1 d / L2 √d per column vector). Noise is
-    integer-valued (discrete Laplace when available, otherwise Laplace followed by rounding, which is
-    post-processing); the result is clipped into [0, number of values].
+    integer-valued: discrete Laplace (two-sided geometric) for ``mechanism="laplace"``, Gaussian noise rounded to an
+    integer (post-processing) for ``"gaussian"``; the result is clipped into [0, number of values].
     """
     who = "dp.stats.count"
     return _run(
