@@ -57,6 +57,9 @@ def as_data(x: Any, *, who: str, allow_bool: bool = False, allow_empty: bool = F
         refuse_masked(x, "x", owner=who)
         arr = _pandas_to_numpy(x) if hasattr(x, "to_numpy") else as_array(x, "x", owner=who)
     kind = arr.dtype.kind
+    ndim = arr.ndim
+    if kind in "fiu" and 0 < ndim <= 2 and arr.size:  # the common case: each rule below holds (one test each)
+        return arr
     if kind == "b" and not allow_bool:
         raise TypeError(
             f"{who} needs numeric data; got a boolean array. Count True values with dp.stats.count, or cast "
@@ -67,18 +70,18 @@ def as_data(x: Any, *, who: str, allow_bool: bool = False, allow_empty: bool = F
             f"{who} needs numeric data (integer or floating point); got an array of dtype {arr.dtype}. Convert the "
             "data to a numeric dtype first (e.g. x.astype(float)), after mapping any non-numeric codes."
         )
-    if arr.ndim == 0:
+    if ndim == 0:
         raise ValueError(
             f"{who} needs a dataset of records (a 1-D or 2-D array, one record per row); got a scalar {arr.dtype} "
             "value. Wrap single values in a list."
         )
-    if arr.ndim > 2:
+    if ndim > 2:
         raise ValueError(
             f"{who} supports 1-D and 2-D data (one record per row); got an array with shape {arr.shape}. Reshape it "
             "to (n_records, n_columns)."
         )
-    empty_ok = allow_empty and arr.shape[0] == 0 and (arr.ndim == 1 or arr.shape[1] > 0)
-    if (arr.shape[0] == 0 or arr.size == 0) and not empty_ok:
+    empty_ok = allow_empty and arr.shape[0] == 0 and (ndim == 1 or arr.shape[1] > 0)
+    if arr.size == 0 and not empty_ok:  # (no records, or records of no values)
         raise ValueError(
             f"{who} needs at least one record; got an empty array with shape {arr.shape}. Under replace-one "
             "neighbours the number of records n is public and must be at least 1."
@@ -196,6 +199,8 @@ def scalar_bounds(bounds: Any) -> tuple[float, float] | None:
 
 
 def check_ddof(ddof: Any, n: int, *, who: str) -> int:
+    if type(ddof) is int and 0 <= ddof < n:  # the common case, without the isinstance tests below
+        return ddof
     if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
         raise TypeError(f"The 'ddof' of {who} must be a non-negative integer. Got {ddof!r}.")
     if ddof >= n:

@@ -23,8 +23,6 @@ __all__ = ["AXIS1_OUT_OF_CORE", "SMALL", "ClippedStatistic", "CovarianceTarget",
 SMALL = 32
 """Pooled statistics of at most this many values are computed in Python arithmetic (same bits, less overhead)."""
 _ROUNDER = 1.5 * 2.0**52  # see ClippedStatistic._small
-# numpy's float64 descriptor: native float64 arrays carry this very object (others take the as_data path, same result)
-_FLOAT64 = np.dtype(np.float64)
 
 
 def non_missing(data: np.ndarray, axis: int | None) -> np.ndarray:
@@ -113,13 +111,7 @@ class ClippedStatistic:
             grid = self.grid(d)
             sums = map_reduce(data, lambda b: self._sums(self._block(b), grid))
         else:
-            x = (
-                data
-                if type(data) is np.ndarray and data.dtype is _FLOAT64 and 0 < data.ndim <= 2 and data.size
-                else None
-            )
-            if x is None:
-                x = as_data(data, who=self.who)
+            x = as_data(data, who=self.who)
             grid, small = self._grid(1 if x.ndim == 1 else x.shape[1])  # _width(x), inline
             if (
                 small is not None
