@@ -2,6 +2,8 @@
 
 Each bar covers the exact statistic of the clipped data, so it adds the fixed-point grid's quantisation and the
 target's one rounding (:mod:`diffpriv_py._fixed_point`) to the noise's half-width; the proofs are in the docstrings.
+
+:class:`_CastError` and :func:`_finished_error` carry a bar through ``dtype=`` and into the reported shape.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import attrs
 import numpy as np
 
 from .._fixed_point import GRID_SLACK, GRID_TINY
+from ._common import finish
 
 
 @attrs.frozen(eq=False)
@@ -97,3 +100,42 @@ class _VarianceError:
 def _count_error(h: np.ndarray, value: Any) -> np.ndarray:
     """The exact count c is an integer: |v − c| ≤ h implies |rint(v) − c| ≤ ⌊h + ½⌋ (h itself for integer noise)."""
     return np.floor(h + 0.5)
+
+
+def _integer_range(dtype: np.dtype) -> tuple[float, float]:
+    """The float64 range an integer dtype's results are clipped to (float(2⁶³ − 1) rounds up to 2⁶³: one below)."""
+    info = np.iinfo(dtype)
+    top = float(info.max)
+    if int(top) > info.max:
+        top = float(np.nextafter(top, -np.inf))
+    return float(info.min), top
+
+
+@attrs.frozen(eq=False)
+class _CastError:
+    """The error bar after ``dtype=``: rounding to an integer adds ½; a value clipped to an integer dtype's end may
+    hide an exact value beyond it (infinite bar there; elsewhere the clip did nothing); a float dtype's cast adds
+    its relative precision and its smallest subnormal (an overflow to ±inf gives an infinite bar)."""
+
+    inner: Any
+    dtype: np.dtype
+
+    def __call__(self, h: np.ndarray, value: Any) -> np.ndarray:
+        v = np.asarray(value, dtype=np.float64)
+        bar = np.asarray(self.inner(h, v), dtype=np.float64)
+        if self.dtype.kind in "iu":
+            low, high = _integer_range(self.dtype)
+            result: np.ndarray = np.where((v <= low) | (v >= high), np.inf, bar + 0.5)
+            return result
+        fine = np.finfo(self.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = bar + float(fine.eps) * (np.abs(v) + bar) + float(fine.smallest_subnormal)
+        return result
+
+
+def _finished_error(error: Any, kept: tuple[int, ...] | None, scalar: bool, h: np.ndarray, value: Any) -> Any:
+    """The half-widths in the shape of the reported value: numpy's keepdims shape, a Python float, or the array."""
+    out = np.asarray(error(h, np.asarray(value, dtype=np.float64).reshape(np.shape(h)) if kept else value), dtype=float)
+    if kept is not None:
+        return out.reshape(kept)
+    return finish(out, scalar)

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._fixed_point import UNIT_ROUNDOFF, rounding_allowance
 from ._common import Plan, check_ddof, finish, sensitivities
-from ._error_bars import _count_error, _LinearError, _VarianceError
+from ._error_bars import _CastError, _count_error, _finished_error, _integer_range, _LinearError, _VarianceError
 from ._targets import ClippedStatistic, CovarianceTarget
 
 # Worst change of the normalised sufficient statistics of one value under nan_policy="omit" (see _omit_plan):
@@ -429,51 +429,12 @@ def _dtype_item(values: Any) -> Any:
     return int(value) if value.dtype.kind in "iu" else value
 
 
-def _integer_range(dtype: np.dtype) -> tuple[float, float]:
-    """The float64 range an integer dtype's results are clipped to (float(2⁶³ − 1) rounds up to 2⁶³: one below)."""
-    info = np.iinfo(dtype)
-    top = float(info.max)
-    if int(top) > info.max:
-        top = float(np.nextafter(top, -np.inf))
-    return float(info.min), top
-
-
 def _as_dtype(values: Any, dtype: np.dtype) -> np.ndarray:
     """numpy's ``dtype=`` for the output: integers are the rounded values clipped to the dtype's range."""
     arr = np.asarray(values, dtype=np.float64)
     if dtype.kind in "iu":
         return np.clip(np.rint(arr), *_integer_range(dtype)).astype(dtype)
     return arr.astype(dtype)
-
-
-@attrs.frozen(eq=False)
-class _CastError:
-    """The error bar after ``dtype=``: rounding to an integer adds ½; a value clipped to an integer dtype's end may
-    hide an exact value beyond it (infinite bar there; elsewhere the clip did nothing); a float dtype's cast adds
-    its relative precision and its smallest subnormal (an overflow to ±inf gives an infinite bar)."""
-
-    inner: Any
-    dtype: np.dtype
-
-    def __call__(self, h: np.ndarray, value: Any) -> np.ndarray:
-        v = np.asarray(value, dtype=np.float64)
-        bar = np.asarray(self.inner(h, v), dtype=np.float64)
-        if self.dtype.kind in "iu":
-            low, high = _integer_range(self.dtype)
-            result: np.ndarray = np.where((v <= low) | (v >= high), np.inf, bar + 0.5)
-            return result
-        fine = np.finfo(self.dtype)
-        with np.errstate(over="ignore", invalid="ignore"):
-            result = bar + float(fine.eps) * (np.abs(v) + bar) + float(fine.smallest_subnormal)
-        return result
-
-
-def _finished_error(error: Any, kept: tuple[int, ...] | None, scalar: bool, h: np.ndarray, value: Any) -> Any:
-    """The half-widths in the shape of the reported value: numpy's keepdims shape, a Python float, or the array."""
-    out = np.asarray(error(h, np.asarray(value, dtype=np.float64).reshape(np.shape(h)) if kept else value), dtype=float)
-    if kept is not None:
-        return out.reshape(kept)
-    return finish(out, scalar)
 
 
 def _covariance_plan(n: int, d: int, lo: np.ndarray, hi: np.ndarray, ddof: Any, omit: bool, who: str) -> Plan:
