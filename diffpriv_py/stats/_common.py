@@ -181,6 +181,10 @@ def scalar_bounds(bounds: Any) -> tuple[float, float] | None:
     The cheap path of :func:`check_bounds` for the common case (µs count in small releases); anything else —
     arrays, NaN, wrong order, wrong types — goes through :func:`check_bounds`, which gives the full error messages.
     ``-0.0`` becomes ``0.0`` so that equal bounds give the same (cached) plan.
+
+    A twin of :func:`check_bounds` kept on measurement: with check_bounds alone, dp.stats.mean and var of 10 values
+    took 2.4-2.6x as long (CPU time, interleaved rounds). test_stats.py's test_cached_plans_release_what_a_fresh_
+    uncached_plan_releases checks that both give the same releases.
     """
     if type(bounds) is not tuple and type(bounds) is not list:
         return None
