@@ -862,3 +862,37 @@ def test_tuple_axes_release_exactly_what_the_equivalent_axis_releases(frame):
         for tup, single in [((0, 1), None), ((1, 0), None), ((0,), 0)]:
             a, b = f(X, dp.Eps(1.0), axis=tup, rng=4, **kw), f(X, dp.Eps(1.0), axis=single, rng=4, **kw)
             np.testing.assert_array_equal(a[0] if isinstance(a, tuple) else a, b[0] if isinstance(b, tuple) else b)
+
+
+def test_the_common_case_returns_of_the_checks_stop_at_the_rules_edges():
+    """as_data and check_ddof return the common case first; just past it the full rules still refuse, clearly.
+
+    (The checks run on every release, so their first test is the common case: a float or integer array of 1-D or
+    2-D records, an int ddof below the number of values. A looser first test would let these through.)
+    """
+    from diffpriv_py.stats._common import as_data, check_ddof
+
+    assert check_ddof(9, 10, who="t") == 9
+    with pytest.raises(ValueError, match="smaller than the number of values"):
+        check_ddof(10, 10, who="t")
+    for bad in (-1, True, 1.0):
+        with pytest.raises(TypeError, match="non-negative integer"):
+            check_ddof(bad, 10, who="t")
+    for ok in (np.zeros(3), np.zeros((2, 2), dtype=np.int8), np.zeros(1, dtype=np.uint64), np.zeros(2, np.float32)):
+        assert as_data(ok, who="t") is ok
+    refused = [
+        (np.zeros(0), ValueError, "at least one record"),
+        (np.zeros((3, 0)), ValueError, "at least one record"),
+        (np.zeros((1, 1, 1)), ValueError, "1-D and 2-D"),
+        (np.zeros(2, dtype=bool), TypeError, "boolean"),
+        (np.zeros(2, dtype=complex), TypeError, "numeric"),
+        (np.zeros(2, dtype="m8[s]"), TypeError, "numeric"),
+    ]
+    target = dp.stats.ClippedStatistic("mean", np.asarray(0.0), np.asarray(1.0))  # public: checks its input too
+    for x, kind, match in refused:
+        with pytest.raises(kind, match=match):
+            as_data(x, who="t")
+        with pytest.raises(kind, match=match):
+            target(x)
+    assert as_data(np.zeros(2, dtype=bool), who="t", allow_bool=True).dtype == bool
+    assert as_data(np.zeros((0, 2)), who="t", allow_empty=True).shape == (0, 2)

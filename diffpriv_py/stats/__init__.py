@@ -8,8 +8,9 @@ mechanism for quantiles) under replace-one neighbours, and returns the private v
 
 from ._groupby import GroupBy, groupby
 from ._histogram import HistogramTarget, histogram
-from ._moments import ClippedStatistic, CovarianceTarget, count, covariance, mean, std, sum, var
+from ._moments import count, covariance, mean, std, sum, var
 from ._quantile import Quantile, candidate_grid, default_n_candidates, median, quantile
+from ._targets import ClippedStatistic, CovarianceTarget
 
 __all__ = [
     "ClippedStatistic",
