@@ -231,17 +231,17 @@ class RemainingBudget(Eps):
     (:meth:`Accountant.remaining_per_release`).
     """
 
-    _per_release: Any
+    __slots__ = ()  # the subclasses below hold the one extra slot, so that they can also derive from Del and Gam
+    _per_release: Callable[[int], Eps]
 
     def __call__(self, k: int = 1) -> Eps:
-        return self._per_release(k)  # type: ignore[no-any-return]
+        return self._per_release(k)
 
     def _plain(self) -> Eps:
         return _params(self.epsilon, self.delta, self.gamma)
 
     def __eq__(self, other: object) -> bool:
-        plain = other._plain() if isinstance(other, RemainingBudget) else other
-        return self._plain() == plain
+        return self._plain() == (other._plain() if isinstance(other, RemainingBudget) else other)
 
     def __hash__(self) -> int:
         return hash(self._plain())
@@ -249,24 +249,25 @@ class RemainingBudget(Eps):
     def __repr__(self) -> str:
         return repr(self._plain())
 
-    def __str__(self) -> str:
-        return str(self._plain())
+    def __reduce__(self) -> Any:  # a copy or a pickle is the plain value: the accountant stays behind
+        return self._plain().__reduce__()
 
 
-def _remaining_kind(base: type[Eps]) -> type[RemainingBudget]:
-    # One callable subclass per privacy-parameter class, so isinstance(acc.remaining, dp.Del) holds for a Del budget.
-    kind = _REMAINING_KINDS.get(base)
-    if kind is None:
-        kind = type(f"Remaining{base.__name__}", (RemainingBudget, base), {"__slots__": ("_per_release",)})
-        _REMAINING_KINDS[base] = kind
-    return kind
+class _RemainingEps(RemainingBudget):
+    __slots__ = ("_per_release",)
 
 
-_REMAINING_KINDS: dict[type[Eps], type[RemainingBudget]] = {}
+class _RemainingDel(RemainingBudget, Del):  # isinstance(acc.remaining, dp.Del) holds for a Del budget
+    __slots__ = ("_per_release",)
 
 
-def _remaining_budget(params: Eps, per_release: Any) -> RemainingBudget:
-    obj = object.__new__(_remaining_kind(type(params)))
+class _RemainingGam(RemainingBudget, Gam):
+    __slots__ = ("_per_release",)
+
+
+def _remaining_budget(params: Eps, per_release: Callable[[int], Eps]) -> RemainingBudget:
+    kind = _RemainingGam if type(params) is Gam else _RemainingDel if type(params) is Del else _RemainingEps
+    obj = object.__new__(kind)
     for field in attrs.fields(type(params)):
         object.__setattr__(obj, field.name, getattr(params, field.name))
     object.__setattr__(obj, "_per_release", per_release)
@@ -377,8 +378,7 @@ class Accountant:
         self._counts: dict[Event, int] = {}  # merged events: key (count 1) → count, in order of first charge
         self._infos: dict[Event, _KeyInfo] = {}
         self._totals = _Totals()
-        self._cache: tuple[int, tuple[Eps, str]] | None = None
-        self._ledger: tuple[Charge, ...] = ()
+        self._cache: tuple[int, tuple[Eps, str]] | None = None  # the last report (a PLD ledger's costs ~ms to redo)
         self._local = threading.local()
 
     # ---- read-only views -----------------------------------------------------------------------------------
@@ -397,9 +397,7 @@ class Accountant:
     def ledger(self) -> tuple[Charge, ...]:
         """Every charge so far, in order (an immutable snapshot)."""
         with self._lock:
-            if len(self._ledger) != len(self._charges):
-                self._ledger = tuple(self._charges)
-            return self._ledger
+            return tuple(self._charges)
 
     @property
     def spent(self) -> Eps:

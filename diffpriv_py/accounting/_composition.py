@@ -7,6 +7,7 @@ as the best of these bounds, Rényi DP and the numerical privacy-loss distributi
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -268,18 +269,16 @@ class Composition:
 
     events: tuple[Event, ...]
     n_points: int = 2**14
-    _cache: dict[str, Any] = attrs.field(factory=dict, init=False, repr=False)
 
     def pure_epsilon(self) -> float:
         """Σ of the events' largest losses: the ε at δ = 0 (``inf`` if some event has none)."""
         total = math.fsum(e.count * e.max_loss for e in self.events) if self.events else 0.0
         return _up(total)
 
+    @functools.cached_property
     def _pld(self) -> ComposedPLD:
-        if "pld" not in self._cache:
-            self._cache["pld"] = ComposedPLD(self.events, n_points=self.n_points)
-        result: ComposedPLD = self._cache["pld"]
-        return result
+        """The numerical privacy-loss distribution, built once: ``epsilon`` and ``delta`` at several points reuse it."""
+        return ComposedPLD(self.events, n_points=self.n_points)
 
     def epsilon_with_method(self, delta: float, *, cheap_enough: float | None = None) -> tuple[float, str]:
         """(ε, method) at ``delta``; with ``cheap_enough``, skip the numerical method once a bound ≤ it is found."""
@@ -301,7 +300,7 @@ class Composition:
             best = min(candidates)
             if "gdp" in {m for _, m in candidates} or (cheap_enough is not None and best[0] <= cheap_enough):
                 return best
-            candidates.append((_safe(lambda: self._pld().epsilon(delta)), "pld"))
+            candidates.append((_safe(lambda: self._pld.epsilon(delta)), "pld"))
         return min(candidates)
 
     def epsilon(self, delta: float) -> float:
@@ -319,7 +318,7 @@ class Composition:
         if len(gaussians) == len(self.events):
             mu = _composed_mu(_fsum([_up(e.count * _up(e.mu * e.mu)) for e in gaussians]))
             return gdp_delta(mu, epsilon)
-        return self._pld().delta(epsilon)
+        return self._pld.delta(epsilon)
 
 
 def compose(events: Sequence[Event], *, n_points: int = 2**14) -> Composition:
