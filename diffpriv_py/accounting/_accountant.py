@@ -232,10 +232,10 @@ class RemainingBudget(Eps):
     """
 
     __slots__ = ()  # the subclasses below hold the one extra slot, so that they can also derive from Del and Gam
-    _per_release: Callable[[int], Eps]
+    _per_release: Any  # Accountant.remaining_per_release
 
     def __call__(self, k: int = 1) -> Eps:
-        return self._per_release(k)
+        return self._per_release(k)  # type: ignore[no-any-return]
 
     def _plain(self) -> Eps:
         return _params(self.epsilon, self.delta, self.gamma)
@@ -265,7 +265,7 @@ class _RemainingGam(RemainingBudget, Gam):
     __slots__ = ("_per_release",)
 
 
-def _remaining_budget(params: Eps, per_release: Callable[[int], Eps]) -> RemainingBudget:
+def _remaining_budget(params: Eps, per_release: Any) -> RemainingBudget:
     kind = _RemainingGam if type(params) is Gam else _RemainingDel if type(params) is Del else _RemainingEps
     obj = object.__new__(kind)
     for field in attrs.fields(type(params)):
