@@ -8,6 +8,10 @@ belongs in the application or must be made public first.
 from __future__ import annotations
 
 import ast
+import importlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,3 +80,36 @@ def test_the_check_catches_a_private_import(tmp_path):
         ("diffpriv_py", "datasets"),
         ("diffpriv_py.evaluation", "_perturb"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("module", "names"),
+    [
+        (
+            "diffpriv_py.evaluation",
+            "DEFAULT_EPSILONS ESTIMATOR_MODELS INPUT_MODELS PRIVATISATIONS PYPRYVACY_EPSILONS EvaluationResult "
+            "ModelContext ModelSpec evaluate METRICS models_for baseline_name DPSGD_EPOCHS PCA_COMPONENTS",
+        ),
+        (
+            "diffpriv_py.cli",
+            "CLIError main build_parser DEMO_STEPS PROG EXIT_OK EXIT_REFUTED EXIT_ERROR DEFAULT_SEARCH_SECONDS "
+            "describe_guarantee format_table",
+        ),
+    ],
+)
+def test_every_public_name_of_the_former_modules_is_still_there(module, names):
+    """cli.py and evaluation.py became packages: each public name they had is still found at the same path."""
+    loaded = importlib.import_module(module)
+    assert [name for name in names.split() if not hasattr(loaded, name)] == []
+
+
+def test_the_command_line_runs_as_a_module_of_both_packages():
+    for module in ("diffpriv_py", "diffpriv_py.cli"):
+        done = subprocess.run(
+            [sys.executable, "-m", module, "--version"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(PACKAGE.parent)},
+            timeout=120,
+        )
+        assert done.returncode == 0 and done.stdout.startswith("diffpriv-py "), done
