@@ -111,6 +111,8 @@ API_MODULES: list[tuple[str, str]] = [
     ("diffpriv_py.datasets", "Bundled datasets"),
     ("diffpriv_py.evaluation", "Utility-vs-ε evaluations"),
     ("diffpriv_py.cli", "Command line"),
+    ("diffpriv_py.extras", "Optional dependencies"),
+    ("diffpriv_py.validation", "Argument checks"),
     ("diffpriv_py.exceptions", "Errors and warnings"),
 ]
 """Modules of the API reference, most public first: an object is documented under the first name listed here."""

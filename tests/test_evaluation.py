@@ -161,12 +161,12 @@ def test_tiny_epsilon_destroys_utility_and_infinity_keeps_it(iris):
 def test_input_perturbation_uses_the_calibrated_laplace_scale():
     """The training matrix gets i.i.d. Laplace noise of scale sensitivity/ε (and none at ε = ∞)."""
     X = np.zeros((400, 50))
-    noisy = evaluation._perturb(X, "laplace", 2.0, 1e-5, 1.0, np.random.default_rng(0))
+    noisy = evaluation.privatisation._perturb(X, "laplace", 2.0, 1e-5, 1.0, np.random.default_rng(0))
     # The mean absolute value of Lap(b) is b = 0.5; 20,000 draws put the estimate within ±0.02 (>5 sd).
     assert np.mean(np.abs(noisy)) == pytest.approx(0.5, abs=0.02)
-    half = evaluation._perturb(X, "laplace", 4.0, 1e-5, 1.0, np.random.default_rng(0))
+    half = evaluation.privatisation._perturb(X, "laplace", 4.0, 1e-5, 1.0, np.random.default_rng(0))
     assert np.mean(np.abs(half)) == pytest.approx(0.25, abs=0.01)  # a halved scale would be caught above
-    assert evaluation._perturb(X, "laplace", math.inf, 1e-5, 1.0, np.random.default_rng(0)) is X
+    assert evaluation.privatisation._perturb(X, "laplace", math.inf, 1e-5, 1.0, np.random.default_rng(0)) is X
 
 
 def test_regression_datasets_report_rmse_and_r2():

@@ -119,9 +119,9 @@ def test_evaluate_models_without_scikit_learn_name_the_extra():
         "sklearn,matplotlib",
         """
         from diffpriv_py import evaluation
-        expect_missing("sklearn", lambda: evaluation._resolve_models(["knn"], "laplace", "classification"))
+        expect_missing("sklearn", lambda: evaluation.resolve_models(["knn"], "laplace", "classification"))
         try:
-            evaluation._resolve_models(None, "laplace", "classification")
+            evaluation.resolve_models(None, "laplace", "classification")
         except ValueError as err:
             assert 'pip install "diffpriv-py[sklearn]"' in str(err), err
         else:

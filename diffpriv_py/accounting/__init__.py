@@ -13,11 +13,13 @@ The pieces are public too: privacy events (:class:`LaplaceEvent`, :class:`Gaussi
 """
 
 from . import rdp
-from ._accountant import Accountant, Charge, Composition, compose
+from ._accountant import Accountant, Charge
 from ._calibration import dpsgd_epsilon, noise_multiplier_for
 from ._composition import (
+    Composition,
     advanced_composition,
     basic_composition,
+    compose,
     gdp_delta,
     gdp_epsilon,
     kov_composition,

@@ -19,42 +19,15 @@ from ..mechanisms.gaussian import Gaussian
 from ..mechanisms.laplace import Laplace
 from ..privacy import Del, Eps, Gam
 from . import _composition
+from ._composition import Composition, _merge, _safe
 from ._detached import CROSS_PROCESS
 from ._events import ApproxDPEvent, Event, GaussianEvent, LaplaceEvent
-from ._pld import ComposedPLD
-from ._sums import ExactSum
-from .rdp import DEFAULT_ORDERS
+from ._totals import _KeyInfo, _Totals
 
-__all__ = ["Accountant", "Charge", "Composition", "compose"]
+__all__ = ["Accountant", "Charge"]
 
 _SLACK = 1e-12
 """Relative slack of budget comparisons: absorbs binary representation (ten releases at 0.1 fit a budget of 1.0)."""
-
-_RDP_ORDERS = np.concatenate([np.linspace(1.1, 1.9, 9), DEFAULT_ORDERS, [320.0, 512.0, 1024.0, 4096.0]])
-# The order-only parts of the improved conversion (rdp.epsilon_from_rdp), computed once and combined in the same
-# order of operations, so the accountant's running Rényi bound costs a few array operations and no validation.
-_RDP_LOG1P = np.log1p(-1 / _RDP_ORDERS)
-_RDP_LOG_ORDERS = np.log(_RDP_ORDERS)
-_RDP_DENOM = _RDP_ORDERS - 1
-_RDP_USABLE = _RDP_ORDERS > 1.01
-
-
-def _rdp_epsilon(rdp: np.ndarray, delta: float) -> float:
-    """``epsilon_from_rdp(_RDP_ORDERS, rdp, delta)[0]``, bit for bit, for the accountant's fixed orders."""
-    with np.errstate(invalid="ignore"):
-        eps = rdp + _RDP_LOG1P - (math.log(delta) + _RDP_LOG_ORDERS) / _RDP_DENOM
-    eps = np.where(_RDP_USABLE & ~np.isnan(eps), eps, np.inf)
-    best = float(eps.min())
-    return math.nextafter(max(best, 0.0), math.inf) if math.isfinite(best) else math.inf
-
-
-def _up(x: float) -> float:
-    return math.nextafter(x, math.inf) if 0 < x < math.inf else x
-
-
-def _composed_mu(terms: float) -> float:
-    """μ = √(Σ countᵢ·μᵢ²) rounded up: a larger μ only weakens the reported guarantee, never overstates it."""
-    return _up(math.sqrt(_up(terms)))
 
 
 def _params(epsilon: float, delta: float = 0.0, gamma: float = 0.0) -> Eps:
@@ -89,121 +62,6 @@ def _fmt_values(epsilon: float, delta: float = 0.0, gamma: float = 0.0) -> str:
 
 def _fmt(p: Eps) -> str:
     return _fmt_values(p.epsilon, p.delta, p.gamma)
-
-
-# ---- composition of a list of events ------------------------------------------------------------------------------
-
-
-def _merge(events: Sequence[Event]) -> list[Event]:
-    counts: dict[Event, int] = {}
-    for e in events:
-        key = e._key()
-        counts[key] = counts.get(key, 0) + e.count
-    return [attrs.evolve(k, count=c) for k, c in counts.items()]
-
-
-@attrs.frozen(eq=False)
-class Composition:
-    """The composed privacy curve of a list of events: ``epsilon(delta)`` and ``delta(epsilon)``, upper bounds.
-
-    ``epsilon(delta)`` is the minimum over every valid method: the pure sum, exact μ-GDP (all Gaussian), Rényi
-    DP with the improved conversion, and the numerical privacy-loss distribution (always applicable); the
-    method that won is returned by :meth:`epsilon_with_method`. Build one with :func:`compose`.
-    """
-
-    events: tuple[Event, ...]
-    n_points: int = 2**14
-    _cache: dict[str, Any] = attrs.field(factory=dict, init=False, repr=False)
-
-    def pure_epsilon(self) -> float:
-        """Σ of the events' largest losses: the ε at δ = 0 (``inf`` if some event has none)."""
-        total = math.fsum(e.count * e.max_loss for e in self.events) if self.events else 0.0
-        return _up(total)
-
-    def _pld(self) -> ComposedPLD:
-        if "pld" not in self._cache:
-            self._cache["pld"] = ComposedPLD(self.events, n_points=self.n_points)
-        result: ComposedPLD = self._cache["pld"]
-        return result
-
-    def epsilon_with_method(self, delta: float, *, cheap_enough: float | None = None) -> tuple[float, str]:
-        """(ε, method) at ``delta``; with ``cheap_enough``, skip the numerical method once a bound ≤ it is found."""
-        if not self.events:
-            return 0.0, "none"
-        delta = _check_delta(delta, "Composition.epsilon_with_method")
-        candidates: list[tuple[float, str]] = [(_safe(self.pure_epsilon), "pure")]
-        if delta > 0:
-            gaussians = [e for e in self.events if isinstance(e, GaussianEvent)]
-            if len(gaussians) == len(self.events):
-                # μ·μ (not μ**2) and _fsum: a huge μ gives an infinite μ, not an OverflowError.
-                mu = _composed_mu(_composition._fsum([_up(e.count * _up(e.mu * e.mu)) for e in gaussians]))
-                candidates.append((_safe(_composition._gdp_epsilon, mu, delta), "gdp"))
-            curves = [c for e in self.events if (c := _KeyInfo.of(e._key()).curve) is not None]
-            if len(curves) == len(self.events):
-                with np.errstate(over="ignore", invalid="ignore"):
-                    total = np.sum([e.count * c for e, c in zip(self.events, curves, strict=True)], axis=0)
-                candidates.append((_safe(_rdp_epsilon, total, delta), "rdp"))
-            best = min(candidates)
-            if "gdp" in {m for _, m in candidates} or (cheap_enough is not None and best[0] <= cheap_enough):
-                return best
-            candidates.append((_safe(lambda: self._pld().epsilon(delta)), "pld"))
-        return min(candidates)
-
-    def epsilon(self, delta: float) -> float:
-        """An upper bound on the composed ε at ``delta`` (``inf`` if no ε is valid)."""
-        return self.epsilon_with_method(_check_delta(delta, "Composition.epsilon"))[0]
-
-    def delta(self, epsilon: float) -> float:
-        """An upper bound on the composed δ at ``epsilon`` (exact μ-GDP for Gaussians, else the numerical PLD)."""
-        epsilon = check_in_range(
-            epsilon, "epsilon", 0.0, math.inf, low_closed=True, high_closed=False, owner="Composition.delta"
-        )
-        if not self.events or epsilon >= self.pure_epsilon():
-            return 0.0
-        gaussians = [e for e in self.events if isinstance(e, GaussianEvent)]
-        if len(gaussians) == len(self.events):
-            mu = _composed_mu(_composition._fsum([_up(e.count * _up(e.mu * e.mu)) for e in gaussians]))
-            return _composition.gdp_delta(mu, epsilon)
-        return self._pld().delta(epsilon)
-
-
-def compose(events: Sequence[Event], *, n_points: int = 2**14) -> Composition:
-    """Compose privacy events (identical ones are merged) into a :class:`Composition`.
-
-    Examples
-    --------
-    >>> from diffpriv_py.accounting import LaplaceEvent, compose
-    >>> round(compose([LaplaceEvent(epsilon=0.1, count=100)]).epsilon(1e-6), 2)
-    4.69
-    """
-    if (
-        isinstance(events, (Event, str, bytes))
-        or not hasattr(events, "__iter__")
-        or (isinstance(events, np.ndarray) and events.ndim == 0)  # iterable by type, but iter() raises
-    ):
-        raise TypeError(
-            f"The 'events' parameter of compose() must be a sequence of privacy events; got {events!r}. Pass e.g. "
-            "compose([LaplaceEvent(epsilon=0.1)])."
-        )
-    events = tuple(events)
-    for e in events:
-        if not isinstance(e, Event):
-            raise TypeError(f"compose() takes privacy events (e.g. LaplaceEvent(epsilon=0.1)); got {e!r}.")
-    n = check_int(n_points, "n_points", minimum=_MIN_POINTS, owner="compose")
-    if n > _MAX_POINTS:
-        raise ValueError(
-            f"The 'n_points' parameter of compose() must be an integer in [{_MIN_POINTS}, {_MAX_POINTS}]. Got {n}. "
-            "The default 2**14 is accurate to ~0.05 % of ε; more points cost memory and time for little gain."
-        )
-    return Composition(events=tuple(_merge(events)), n_points=n)
-
-
-_MIN_POINTS = 64
-_MAX_POINTS = 2**22
-
-
-def _check_delta(delta: Any, owner: str) -> float:
-    return check_in_range(delta, "delta", 0.0, 1.0, low_closed=True, high_closed=False, owner=owner)
 
 
 # ---- the ledger ---------------------------------------------------------------------------------------------------
@@ -365,224 +223,6 @@ def _check_guarantee(guarantee: Any) -> Eps:
     return guarantee
 
 
-def _tanh_term(e: float) -> float:
-    # εᵢ·tanh(εᵢ/2) with numpy's tanh, as kov_composition computes it on arrays (math.tanh differs in the last bit).
-    return float(e * np.tanh(e / 2))
-
-
-def _safe(compute: Any, *args: Any) -> float:
-    """A candidate bound, or ``inf`` if computing it fails (a failed method never makes the answer smaller)."""
-    try:
-        value = float(compute(*args))
-    except (ArithmeticError, ValueError, MemoryError, FloatingPointError):
-        return math.inf
-    return value if value >= 0 else math.inf  # NaN and negative answers are not bounds: ignore them
-
-
-def _add_up(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a + b elementwise, rounded up wherever the rounded sum is below the exact one (TwoSum error > 0)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        s = a + b
-        bb = s - a
-        err = (a - (s - bb)) + (b - bb)
-        result: np.ndarray = np.where(err > 0, np.nextafter(s, np.inf), s)
-        return result
-
-
-class _RdpSum:
-    """The ledger's summed Rényi curve, added lazily: a chain of increments summed (in order) when first needed.
-
-    Extending costs O(1) (no array arithmetic); a read sums the increments since the last read, so a ledger that is
-    read after every charge pays one array addition per charge, and one that never needs Rényi DP pays nothing.
-    """
-
-    __slots__ = ("_parent", "_step", "_value")
-
-    def __init__(self, parent: _RdpSum | None, step: np.ndarray):
-        self._parent = parent
-        self._step = step
-        self._value = step if parent is None else None
-
-    def value(self) -> np.ndarray:
-        chain = []
-        node: _RdpSum = self
-        while node._value is None:
-            chain.append(node)
-            node = node._parent  # type: ignore[assignment]
-        total = node._value
-        for n in reversed(chain):
-            total = _add_up(total, n._step)
-        self._value = total
-        return total
-
-
-@attrs.frozen
-class _KeyInfo:
-    """What the running totals need of one distinct event (computed once per distinct event)."""
-
-    max_loss: float
-    mu2: float | None  # μ² of a GaussianEvent, else None
-    curve: np.ndarray | None  # Rényi curve at _RDP_ORDERS, else None
-
-    @classmethod
-    def of(cls, key: Event) -> _KeyInfo:
-        mu2 = _up(key.mu * key.mu) if isinstance(key, GaussianEvent) else None  # μ·μ: inf rather than OverflowError
-        try:
-            curve = key._rdp(_RDP_ORDERS)
-        except (ArithmeticError, ValueError, MemoryError):  # pragma: no cover - defensive: RDP is then unused
-            curve = None
-        if curve is not None:
-            curve = np.asarray(curve, dtype=np.float64)
-            # A NaN or negative divergence is a failed evaluation: +inf there (that order is then never used).
-            curve = np.where(np.isnan(curve) | (curve < 0), np.inf, curve)
-        return cls(float(key.max_loss), mu2, curve)
-
-
-class _Totals:
-    """Running totals of a ledger, each O(1) to extend by one charge: everything the bounds need but the PLD.
-
-    Claims: Σεᵢ, Σεᵢ², Σεᵢtanh(εᵢ/2), Σln(1 − δᵢ), Σδᵢ, Σγᵢ as exact sums (the same bits as ``math.fsum`` over
-    the ledger). Events (merged by key with counts): Σ countₖ·max_lossₖ and Σ countₖ·μₖ² as exact sums (a key's
-    term is replaced when its count grows), and the Rényi curves' sum, rounded up wherever rounding happened.
-    Immutable once built: ``extend`` returns a new one, so a refused charge leaves nothing behind.
-    """
-
-    __slots__ = (
-        "delta",
-        "drift",
-        "eps",
-        "eps_sq",
-        "gamma",
-        "gdp",
-        "log1m",
-        "n",
-        "n_keys",
-        "no_rdp",
-        "non_gaussian",
-        "pure",
-        "rdp",
-        "unbounded",
-    )
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.eps, self.eps_sq, self.drift = ExactSum(), ExactSum(), ExactSum()
-        self.log1m, self.delta, self.gamma = ExactSum(), ExactSum(), ExactSum()
-        self.pure, self.gdp = ExactSum(), ExactSum()
-        self.unbounded = self.non_gaussian = self.no_rdp = self.n_keys = 0
-        self.rdp = _RdpSum(None, np.zeros(_RDP_ORDERS.size))
-
-    def extend(self, claim: Eps, repeat: int, changes: Sequence[tuple[_KeyInfo, int, int]]) -> _Totals:
-        """The totals with ``repeat`` more claims ``claim`` and event counts moved from old to new per key."""
-        out = object.__new__(_Totals)
-        for name in _Totals.__slots__:
-            setattr(out, name, getattr(self, name))
-        out.n = self.n + repeat
-        e, d, g = claim.epsilon, claim.delta, claim.gamma
-        terms = [("eps", e), ("eps_sq", e * e), ("drift", _tanh_term(e))]  # Python floats overflow to inf quietly
-        if d:
-            terms += [("log1m", float(np.log1p(-d))), ("delta", d)]
-        if g:
-            terms.append(("gamma", g))
-        for name, term in terms:  # copy on write: a sum that does not change is shared with the previous totals
-            total = getattr(self, name).copy()
-            if repeat == 1:
-                total.add(term)
-            elif term:  # a what-if of several equal releases (remaining_per_release): their sum, rounded outwards
-                total.add(math.nextafter(repeat * term, math.copysign(math.inf, term)))
-            setattr(out, name, total)
-        if changes:
-            out.pure, out.gdp = self.pure.copy(), self.gdp.copy()
-        for info, old, new in changes:
-            if old == 0:
-                out.n_keys += 1
-            if math.isfinite(info.max_loss):
-                if old:
-                    out.pure.add(-(old * info.max_loss))
-                out.pure.add(new * info.max_loss)
-            elif old == 0:
-                out.unbounded += 1
-            if info.mu2 is not None:
-                if old:
-                    out.gdp.add(-_up(old * info.mu2))
-                out.gdp.add(_up(new * info.mu2))
-            elif old == 0:
-                out.non_gaussian += 1
-            if info.curve is None:
-                out.no_rdp += old == 0
-            else:
-                added = new - old
-                if added == 1:
-                    step = info.curve
-                else:
-                    with np.errstate(over="ignore"):
-                        step = np.nextafter(added * info.curve, np.inf)
-                out.rdp = _RdpSum(out.rdp, step)
-        return out
-
-    # ---- the bounds --------------------------------------------------------------------------------------------
-
-    def basic(self) -> tuple[float, float]:
-        return _up(self.eps.value), min(1.0, _up(self.delta.value))
-
-    @property
-    def gamma_total(self) -> float:
-        return min(1.0, _up(self.gamma.value))
-
-    def pure_epsilon(self) -> float:
-        """ε at δ = 0: the claims' sum if they are all pure, or the events' largest losses summed."""
-        eps_b, delta_b = self.basic()
-        claims = eps_b if delta_b == 0 else math.inf
-        events = (math.inf if self.unbounded else _up(self.pure.value)) if self.n_keys else 0.0
-        return min(claims, events)
-
-    def epsilon_at(
-        self, delta: float, events: Any, *, cheap_enough: float | None = None, pld: bool = True
-    ) -> tuple[float, str]:
-        """The tightest valid ε at ``delta``: from the claims (basic, Kairouz–Oh–Viswanath) and the events.
-
-        ``events()`` gives the merged events (only called for the numerical PLD). With ``cheap_enough``, the
-        numerical composition is skipped when a closed form already gives ≤ it; with ``pld=False`` it is never
-        computed (an upper bound still, a little looser).
-        """
-        if not self.n:
-            return 0.0, "none"
-        candidates = []
-        if min(1.0, self.delta.upper()) <= delta:  # an exact sum is compared as it is (one Del(ε, δ) fits δ)
-            candidates.append((_up(self.eps.value), "basic"))
-        if delta > 0:
-            # The slack δ̃ with 1 − (1 − δ̃)Π(1 − δᵢ) = δ, shaved so rounding cannot push the total past δ.
-            slack = -math.expm1(math.log1p(-delta) - self.log1m.value) * (1 - 1e-9)
-            if slack > 0:
-                kov = _safe(_composition._kov_epsilon, self.eps.value, self.eps_sq.value, self.drift.value, slack)
-                candidates.append((kov, "advanced"))
-        if cheap_enough is not None and candidates and min(candidates)[0] <= cheap_enough:
-            return min(candidates)
-        candidates.append(self._events_epsilon(delta, events, cheap_enough, pld))
-        return min(candidates)
-
-    def _events_epsilon(self, delta: float, events: Any, cheap_enough: float | None, pld: bool) -> tuple[float, str]:
-        if not self.n_keys:
-            return 0.0, "none"
-        candidates = [(math.inf if self.unbounded else _up(self.pure.value), "pure")]
-        if delta > 0:
-            gaussian = self.non_gaussian == 0
-            if gaussian:
-                mu = _composed_mu(self.gdp.value)
-                # δ_μ is decreasing in ε: "ε ≤ c" is "δ_μ(c) ≤ δ", one evaluation instead of a root-find.
-                if cheap_enough is not None and _safe(_composition._gdp_delta, mu, cheap_enough) <= delta:
-                    candidates.append((cheap_enough, "gdp"))
-                else:
-                    candidates.append((_safe(_composition._gdp_epsilon, mu, delta), "gdp"))
-            if self.no_rdp == 0:
-                candidates.append((_safe(_rdp_epsilon, self.rdp.value(), delta), "rdp"))
-            best = min(candidates)
-            if gaussian or not pld or (cheap_enough is not None and best[0] <= cheap_enough):
-                return best
-            candidates.append((_safe(lambda: ComposedPLD(events()).epsilon(delta)), "pld"))
-        return min(candidates)
-
-
 class RemainingBudget(Eps):
     """The budget left as a privacy-parameter object that can also be called: ``acc.remaining(k)``.
 
@@ -591,7 +231,8 @@ class RemainingBudget(Eps):
     (:meth:`Accountant.remaining_per_release`).
     """
 
-    _per_release: Any
+    __slots__ = ()  # the subclasses below hold the one extra slot, so that they can also derive from Del and Gam
+    _per_release: Any  # Accountant.remaining_per_release
 
     def __call__(self, k: int = 1) -> Eps:
         return self._per_release(k)  # type: ignore[no-any-return]
@@ -600,8 +241,7 @@ class RemainingBudget(Eps):
         return _params(self.epsilon, self.delta, self.gamma)
 
     def __eq__(self, other: object) -> bool:
-        plain = other._plain() if isinstance(other, RemainingBudget) else other
-        return self._plain() == plain
+        return self._plain() == (other._plain() if isinstance(other, RemainingBudget) else other)
 
     def __hash__(self) -> int:
         return hash(self._plain())
@@ -609,24 +249,25 @@ class RemainingBudget(Eps):
     def __repr__(self) -> str:
         return repr(self._plain())
 
-    def __str__(self) -> str:
-        return str(self._plain())
+    def __reduce__(self) -> Any:  # a copy or a pickle is the plain value: the accountant stays behind
+        return self._plain().__reduce__()
 
 
-def _remaining_kind(base: type[Eps]) -> type[RemainingBudget]:
-    # One callable subclass per privacy-parameter class, so isinstance(acc.remaining, dp.Del) holds for a Del budget.
-    kind = _REMAINING_KINDS.get(base)
-    if kind is None:
-        kind = type(f"Remaining{base.__name__}", (RemainingBudget, base), {"__slots__": ("_per_release",)})
-        _REMAINING_KINDS[base] = kind
-    return kind
+class _RemainingEps(RemainingBudget):
+    __slots__ = ("_per_release",)
 
 
-_REMAINING_KINDS: dict[type[Eps], type[RemainingBudget]] = {}
+class _RemainingDel(RemainingBudget, Del):  # isinstance(acc.remaining, dp.Del) holds for a Del budget
+    __slots__ = ("_per_release",)
+
+
+class _RemainingGam(RemainingBudget, Gam):
+    __slots__ = ("_per_release",)
 
 
 def _remaining_budget(params: Eps, per_release: Any) -> RemainingBudget:
-    obj = object.__new__(_remaining_kind(type(params)))
+    kind = _RemainingGam if type(params) is Gam else _RemainingDel if type(params) is Del else _RemainingEps
+    obj = object.__new__(kind)
     for field in attrs.fields(type(params)):
         object.__setattr__(obj, field.name, getattr(params, field.name))
     object.__setattr__(obj, "_per_release", per_release)
@@ -737,8 +378,7 @@ class Accountant:
         self._counts: dict[Event, int] = {}  # merged events: key (count 1) → count, in order of first charge
         self._infos: dict[Event, _KeyInfo] = {}
         self._totals = _Totals()
-        self._cache: tuple[int, tuple[Eps, str]] | None = None
-        self._ledger: tuple[Charge, ...] = ()
+        self._cache: tuple[int, tuple[Eps, str]] | None = None  # the last report (a PLD ledger's costs ~ms to redo)
         self._local = threading.local()
 
     # ---- read-only views -----------------------------------------------------------------------------------
@@ -757,9 +397,7 @@ class Accountant:
     def ledger(self) -> tuple[Charge, ...]:
         """Every charge so far, in order (an immutable snapshot)."""
         with self._lock:
-            if len(self._ledger) != len(self._charges):
-                self._ledger = tuple(self._charges)
-            return self._ledger
+            return tuple(self._charges)
 
     @property
     def spent(self) -> Eps:

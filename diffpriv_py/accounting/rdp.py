@@ -130,3 +130,32 @@ def epsilon_from_rdp(orders: Any, rdp: Any, delta: float, *, conversion: str = "
     if not math.isfinite(best):
         return math.inf, float(a[i])
     return math.nextafter(max(best, 0.0), math.inf), float(a[i])
+
+
+# ---- the accountant's fixed orders, and its twin of epsilon_from_rdp -----------------------------------------------
+
+_ACCOUNTANT_ORDERS: np.ndarray = np.concatenate(
+    [np.linspace(1.1, 1.9, 9), DEFAULT_ORDERS, [320.0, 512.0, 1024.0, 4096.0]]
+)
+"""The orders at which the accountant keeps its running Rényi curve (fractional orders help small ledgers)."""
+# The order-only parts of the improved conversion, computed once and combined in epsilon_from_rdp's order of
+# operations.
+_ACC_LOG1P = np.log1p(-1 / _ACCOUNTANT_ORDERS)
+_ACC_LOG_ORDERS = np.log(_ACCOUNTANT_ORDERS)
+_ACC_DENOM = _ACCOUNTANT_ORDERS - 1
+_ACC_USABLE = _ACCOUNTANT_ORDERS > 1.01
+
+
+def _fixed_orders_epsilon_from_rdp(rdp: np.ndarray, delta: float) -> float:
+    """``epsilon_from_rdp(_ACCOUNTANT_ORDERS, rdp, delta)[0]``, bit for bit, without validation.
+
+    A twin kept for speed: ``rdp`` is the accountant's own curve (never NaN or negative) and ``delta`` is in (0, 1),
+    so the validation of :func:`epsilon_from_rdp` is skipped. Measured on the accountant, the single path made
+    ``Accountant.remaining_per_release`` (a bisection of ~50 Rényi bounds) 1.3-1.4x and ``Composition.epsilon``
+    1.2-1.3x slower. ``tests/test_accountant_rdp_twin.py`` draws both on the same curves and requires the same bits.
+    """
+    with np.errstate(invalid="ignore"):
+        eps = rdp + _ACC_LOG1P - (math.log(delta) + _ACC_LOG_ORDERS) / _ACC_DENOM
+    eps = np.where(_ACC_USABLE & ~np.isnan(eps), eps, np.inf)
+    best = float(eps.min())
+    return math.nextafter(max(best, 0.0), math.inf) if math.isfinite(best) else math.inf
