@@ -14,13 +14,13 @@ import attrs
 import numpy as np
 
 from .._validation import check_in_range, check_int, check_real
+from ..events import ApproxDPEvent, Event, GaussianEvent, LaplaceEvent
 from ..exceptions import BudgetExceededError
 from ..mechanisms.gaussian import Gaussian
 from ..mechanisms.laplace import Laplace
 from ..privacy import Del, Eps, Gam
 from . import _composition
 from ._detached import CROSS_PROCESS
-from ._events import ApproxDPEvent, Event, GaussianEvent, LaplaceEvent
 from ._pld import ComposedPLD
 from ._sums import ExactSum
 from .rdp import DEFAULT_ORDERS

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_in_range, check_real, check_size
-from ._events import gaussian_curve
+from ..events import gaussian_curve
 
 __all__ = [
     "advanced_composition",
