@@ -186,3 +186,18 @@ def refuse_masked(data: Any, name: str = "X", *, owner: str = "") -> None:
             "the masked values), and dropping records changes n. Pass x.compressed() to drop masked values or "
             "x.filled(value) to replace them, before the release."
         )
+
+
+def check_alpha(alpha: Any, *, owner: str = "the error bar") -> float:
+    """Validate a miss probability α ∈ (0, 1) (a normal double: ln(1/α) of a subnormal α overflows)."""
+    level = check_in_range(
+        alpha,
+        "alpha",
+        0.0,
+        1.0,
+        low_closed=False,
+        high_closed=False,
+        owner=owner,
+        fix="Pass the probability that the error exceeds the bar, e.g. alpha=0.05 for 95% error bars.",
+    )
+    return refuse_subnormal(level, "alpha", owner=owner)

@@ -515,22 +515,6 @@ def _exact_structural_report(
     )
 
 
-# ---- claimed privacy curves ------------------------------------------------------------------------------------
-
-
-def _claimed_curve(mechanism: DPMech, claim: Eps) -> Callable[[float], float] | None:
-    """For Gaussian-type mechanisms, the δ(ε′) curve of the Gaussian mechanism that just meets the claim."""
-    from ..mechanisms.gaussian import Gaussian, analytic_gaussian_sigma, gaussian_delta
-
-    curve: Callable[[Eps], Callable[[float], float]] | None = getattr(mechanism, "privacy_curve", None)
-    if callable(curve):
-        return curve(claim)
-    if isinstance(mechanism, Gaussian) and claim.delta > 0:
-        sigma = analytic_gaussian_sigma(claim.epsilon, claim.delta)
-        return lambda eps: gaussian_delta(sigma, eps)
-    return None
-
-
 def _default_n(mechanism: DPMech) -> int:
     return 200_000 if _is_vectorised(mechanism) else 4_000
 
@@ -588,7 +572,7 @@ def audit(
     refuted if some confirmed event has p_lo − e^ε·q_hi > δ; for Gaussian-type mechanisms also if it violates the
     whole claimed curve δ(ε′) (Balle & Wang's curve through the claim) at ε′ ∈ ε·{0, 1/8, 1/4, 1/2, 3/4, 1}
     (Delta-Siege's idea: weaker points of the curve are much cheaper to refute). A mechanism may declare its own
-    curve with a method ``privacy_curve(claim) -> (ε′ ↦ δ′)``, which is then checked the same way. Events: ≥/≤
+    curve by overriding ``DPMech.privacy_curve(claim) -> (ε′ ↦ δ′)``, which is then checked the same way. Events: ≥/≤
     thresholds and bins on each coordinate and on the projection onto f(D′) − f(D), categories for discrete
     outputs, and float-structure events {y not a multiple of 2^j}, which catch Mironov-type attacks on float noise.
 
@@ -703,7 +687,7 @@ def audit(
     else:
         n_structural = 0
 
-    curve = _claimed_curve(mechanism, claim)
+    curve = mechanism.privacy_curve(claim)  # the δ(ε′) curve claimed beyond the point (ε, δ), if any
     eps_grid = claim.epsilon * np.array([0.0, 0.125, 0.25, 0.5, 0.75, 1.0])
 
     # Stage 1: score every event in both directions on the explore samples.

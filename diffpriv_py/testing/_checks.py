@@ -13,8 +13,8 @@ import numpy as np
 
 from ..exceptions import SensitivityError
 from ..mechanisms.base import DPMech, NumericMech
+from ..mechanisms.response import Response
 from ..privacy import Del, Eps, Gam
-from ..response import Response
 
 __all__ = [
     "KS_P_THRESHOLD",
