@@ -11,8 +11,6 @@ from . import exceptions
 from ._blockwise import Chunks
 from .approximation import BernsteinApproximation, bernstein
 from .mechanisms import Bernstein, DiscreteLaplace, DPMech, Exponential, Gaussian, Laplace, NumericMech
-from .mechanisms.response import Response
-from .mechanisms.sampler import SamplerPlan, plan_sampler
 from .privacy import Del, Eps, Gam
 from .r_compat import (
     DPMechBernstein,
@@ -26,6 +24,8 @@ from .r_compat import (
     sensitivitySampler,
     sensitivitySamplerManual,
 )
+from .response import Response
+from .sensitivity import SamplerPlan, plan_sampler
 
 if TYPE_CHECKING:
     from . import accounting as accounting

@@ -31,9 +31,9 @@ except ImportError:  # pragma: no cover - exercised only without pandas (tests/t
 from . import stats
 from ._fixed_point import GRID_SLACK, GRID_TINY
 from ._rng import RNGLike, as_generator
+from .accuracy import half_width
 from .mechanisms import Gaussian, Laplace
 from .mechanisms.base import check_accountant
-from .mechanisms.response import half_width
 from .privacy import Del, Eps
 from .stats._common import (
     MECHANISMS,
