@@ -156,7 +156,8 @@ def half_width(mechanism: DPMech, privacy_params: Eps, noised: Any, alpha: float
     so computing an error bar is post-processing: it costs no privacy budget.
     """
     alpha = check_alpha(alpha)
-    values = np.asarray(noised, dtype=np.float64) if not isinstance(noised, (list, tuple)) else np.asarray(noised)
-    if simultaneous and values.size > 1:
-        alpha = alpha / values.size
+    if simultaneous:  # the number of coordinates, without converting a release that is no vector (a label, a model)
+        size = int(np.size(noised))
+        if size > 1:
+            alpha = alpha / size
     return mechanism.half_width(privacy_params, noised, alpha)
