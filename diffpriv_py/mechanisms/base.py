@@ -391,6 +391,11 @@ class DPMech(abc.ABC):
             "same size with several seeds."
         )
 
+    def _sample_many(self, value: Any, privacy_params: Eps, rng: np.random.Generator, n: int) -> Any:
+        """``n`` independent releases of one evaluated output, vectorised, as an array with the draws along axis 0
+        (for the auditor; not a release path). The default has none: the auditor then releases one at a time."""
+        raise NotImplementedError(f"{type(self).__name__} has no vectorised sampler (_sample_many).")
+
     def privacy_curve(self, claim: Eps) -> Callable[[float], float] | None:
         """A δ(ε′) curve the release claims beyond its (ε, δ), checked by ``dp.testing.audit``; ``None`` (default)
         claims only the point (ε, δ)."""

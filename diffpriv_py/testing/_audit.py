@@ -170,7 +170,7 @@ def check_sensitivity(mechanism: DPMech, X: Any, X_neighbour: Any, *, rtol: floa
 
 
 def _is_vectorised(mechanism: DPMech) -> bool:
-    return callable(getattr(mechanism, "_sample_many", None))
+    return type(mechanism)._sample_many is not DPMech._sample_many  # it overrides the declared default
 
 
 def _draw(
@@ -189,8 +189,7 @@ def _draw(
         try:
             value = mechanism._evaluate(mechanism.target(data))
             return [
-                # _sample_many is duck-typed (any mechanism may define it): _is_vectorised checked it is there.
-                np.asarray(mechanism._sample_many(value, params, rng, size))  # type: ignore[attr-defined]
+                np.asarray(mechanism._sample_many(value, params, rng, size))
                 for rng, size in zip(rngs, sizes, strict=True)
             ]
         except Exception as exc:
