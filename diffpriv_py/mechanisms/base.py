@@ -557,6 +557,11 @@ class NumericMech(DPMech):
         result: np.ndarray = DPMech.half_width(self, privacy_params, values, alpha)
         return result
 
+    def _probe(self, dataset: Any) -> NumericMech:
+        if self.dims is not None:
+            return self
+        return attrs.evolve(self, dims=self._evaluate(self.target(dataset)).size)
+
 
 def grid_output_rounding(noised: np.ndarray, r: float) -> np.ndarray:
     """The rounding a safe sampler on the grid ``r`` adds to a release: the value's grid rounding and the output's.
@@ -566,8 +571,3 @@ def grid_output_rounding(noised: np.ndarray, r: float) -> np.ndarray:
     """
     result: np.ndarray = r / 2 + np.spacing(np.abs(noised))
     return result
-
-    def _probe(self, dataset: Any) -> NumericMech:
-        if self.dims is not None:
-            return self
-        return attrs.evolve(self, dims=self._evaluate(self.target(dataset)).size)
