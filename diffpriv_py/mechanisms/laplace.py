@@ -116,13 +116,12 @@ class Laplace(NumericMech):
         if self.sensitivity == 0:
             return ()
         scale = float(self.noise_scale(privacy_params))
-        claim = super().privacy_events(privacy_params)
-        if not (math.isfinite(scale) and scale > 0):
-            return claim
-        epsilon = self.sensitivity / scale
-        # The noise must give at least what the release claims; if not, trust nothing but the claim.
-        guarantee = self.privacy_guarantee(privacy_params)
-        return (LaplaceEvent(epsilon=epsilon),) if epsilon <= guarantee.epsilon * (1 + 1e-9) else claim
+        if math.isfinite(scale) and scale > 0:
+            epsilon = self.sensitivity / scale
+            # The noise must give at least what the release claims; if not, trust nothing but the claim.
+            if epsilon <= self.privacy_guarantee(privacy_params).epsilon * (1 + 1e-9):
+                return (LaplaceEvent(epsilon=epsilon),)
+        return super().privacy_events(privacy_params)
 
     def _noise_half_width(self, privacy_params: Eps, values: np.ndarray, alpha: float, dims: int) -> np.ndarray:
         """Laplace with scale b: P(|X| > b·ln(1/α)) = α.
