@@ -200,3 +200,18 @@ def as_rectangular(value: Any, name: str, *, owner: str = "", dtype: Any = None)
             f"The '{name}' parameter{where} is a ragged nested sequence (its rows have different lengths): "
             f"{_describe(value)}. Pass a flat sequence or a rectangular array."
         ) from None
+
+
+def check_alpha(alpha: Any, *, owner: str = "the error bar") -> float:
+    """Validate a miss probability α ∈ (0, 1) (a normal double: ln(1/α) of a subnormal α overflows)."""
+    level = check_in_range(
+        alpha,
+        "alpha",
+        0.0,
+        1.0,
+        low_closed=False,
+        high_closed=False,
+        owner=owner,
+        fix="Pass the probability that the error exceeds the bar, e.g. alpha=0.05 for 95% error bars.",
+    )
+    return refuse_subnormal(level, "alpha", owner=owner)

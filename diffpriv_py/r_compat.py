@@ -7,8 +7,8 @@ from typing import Any
 from ._rng import RNGLike
 from .mechanisms import Bernstein, DPMech, Exponential, Gaussian, Laplace
 from .mechanisms.base import check_mechanism
+from .mechanisms.response import Response
 from .privacy import Del, Eps, Gam
-from .response import Response
 
 __all__ = [
     "DPMech",

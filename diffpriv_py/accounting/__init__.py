@@ -12,6 +12,7 @@ The pieces are public too: privacy events (:class:`LaplaceEvent`, :class:`Gaussi
 (:func:`dpsgd_epsilon`, :func:`noise_multiplier_for`). See ``docs/accounting.md``.
 """
 
+from ..events import ApproxDPEvent, Event, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 from . import rdp
 from ._accountant import Accountant, Charge
 from ._calibration import dpsgd_epsilon, noise_multiplier_for
@@ -26,7 +27,6 @@ from ._composition import (
     zcdp_epsilon,
 )
 from ._detached import DetachedAccountant
-from ._events import ApproxDPEvent, Event, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
 __all__ = [
     "Accountant",

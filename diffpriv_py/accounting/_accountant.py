@@ -7,21 +7,19 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 import attrs
 import numpy as np
 
 from .._validation import check_in_range, check_int, check_real
+from ..events import ApproxDPEvent, Event
 from ..exceptions import BudgetExceededError
-from ..mechanisms.gaussian import Gaussian
-from ..mechanisms.laplace import Laplace
 from ..privacy import Del, Eps, Gam
 from . import _composition
 from ._composition import Composition, _merge, _safe
 from ._detached import CROSS_PROCESS
-from ._events import ApproxDPEvent, Event, GaussianEvent, LaplaceEvent
 from ._totals import _KeyInfo, _Totals
 
 __all__ = ["Accountant", "Charge"]
@@ -108,32 +106,16 @@ def _who(mechanism: Any) -> str:
 
 
 def _events_for(guarantee: Eps, mechanism: Any, privacy_params: Any) -> tuple[Event, ...]:
-    """What a release really costs: the mechanism's own description, its exact noise, or its claimed (ε, δ)."""
-    claim = (ApproxDPEvent(epsilon=guarantee.epsilon, delta=guarantee.delta),)
+    """What a release really costs: the mechanism's own description (``DPMech.privacy_events``), or the claim."""
     if mechanism is None or privacy_params is None:
-        return claim
-    hook: Callable[..., Any] | None = getattr(mechanism, "privacy_events", None)
-    if callable(hook):
-        events = tuple(hook(privacy_params))
-        for e in events:
-            if not isinstance(e, Event):
-                raise TypeError(
-                    f"{type(mechanism).__name__}.privacy_events() must return diffpriv_py.accounting events; got {e!r}."
-                )
-        return events
-    if isinstance(mechanism, (Laplace, Gaussian)):
-        sensitivity = mechanism.sensitivity
-        if sensitivity == 0:
-            return ()
-        scale = float(mechanism.noise_scale(privacy_params))
-        if not (math.isfinite(scale) and scale > 0):
-            return claim
-        if isinstance(mechanism, Gaussian):
-            return (GaussianEvent(mu=sensitivity / scale),)
-        epsilon = sensitivity / scale
-        # The noise must give at least what the release claims; if not, trust nothing but the claim.
-        return (LaplaceEvent(epsilon=epsilon),) if epsilon <= guarantee.epsilon * (1 + 1e-9) else claim
-    return claim
+        return (ApproxDPEvent(epsilon=guarantee.epsilon, delta=guarantee.delta),)
+    events = tuple(mechanism.privacy_events(privacy_params))
+    for e in events:
+        if not isinstance(e, Event):
+            raise TypeError(
+                f"{type(mechanism).__name__}.privacy_events() must return diffpriv_py.accounting events; got {e!r}."
+            )
+    return events
 
 
 _EVENTS_SLACK = 1e-9

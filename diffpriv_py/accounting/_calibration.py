@@ -6,7 +6,7 @@ import functools
 import math
 
 from .._validation import check_in_range, refuse_subnormal
-from ._events import Relation, SubsampledGaussianEvent, check_count
+from ..events import Relation, SubsampledGaussianEvent, check_count
 from ._pld import ComposedPLD, LossRangeError
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, rdp_sampled_gaussian
 

@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from .._validation import check_in_range, check_int, check_real, check_size
-from ._events import Event, GaussianEvent, gaussian_curve
+from ..events import Event, GaussianEvent, gaussian_curve
 from ._pld import ComposedPLD
 from .rdp import _ACCOUNTANT_ORDERS, _fixed_orders_epsilon_from_rdp
 

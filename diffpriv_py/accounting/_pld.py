@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._events import Event
+from ..events import Event
 
 __all__ = ["ComposedPLD", "LossRangeError"]
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_in_range
+from ..events import DEFAULT_ORDERS, LaplaceEvent, check_orders, rdp_sampled_gaussian
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -21,74 +22,17 @@ __all__ = [
     "rdp_sampled_gaussian",
 ]
 
-DEFAULT_ORDERS: np.ndarray = np.arange(2, 257, dtype=np.float64)
-"""Integer Rényi orders 2..256, enough for the usual DP-SGD settings (the orders dp_accounting's RdpAccountant uses)."""
-
-
-def _orders(orders: Any) -> np.ndarray:
-    a = np.atleast_1d(np.asarray(orders, dtype=np.float64))
-    if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 1):
-        raise ValueError(f"Rényi orders must be finite numbers > 1. Got {orders!r}.")
-    return a
-
-
-def rdp_sampled_gaussian(sampling_rate: float, noise_multiplier: float, orders: Any = DEFAULT_ORDERS) -> np.ndarray:
-    """Rényi DP of one step of the Poisson-sampled Gaussian mechanism (add/remove neighbours), per order.
-
-    Parameters
-    ----------
-    sampling_rate : float
-        q in [0, 1]: the probability that a record joins the sample.
-    noise_multiplier : float
-        σ > 0: noise standard deviation divided by the L2 sensitivity (the clipping norm).
-    orders : array of int
-        Integer Rényi orders α ≥ 2 (any order > 1 when q = 1).
-
-    Returns
-    -------
-    ndarray
-        ε(α) of one step; multiply by the number of steps to compose.
-
-    Notes
-    -----
-    Mironov, Talwar & Zhang (2019), Sec. 3.3 / Abadi et al. (2016): for integer α,
-    A_α = Σ_{k=0}^{α} C(α,k)(1−q)^{α−k} q^k exp((k²−k)/(2σ²)) and ε(α) = ln(A_α)/(α−1), evaluated with
-    log-sum-exp and ``gammaln`` so large orders neither overflow nor lose precision. The analysis is for
-    add/remove neighbours; see :mod:`diffpriv_py.accounting` for the replace-one relation.
-    """
-    q = check_in_range(sampling_rate, "sampling_rate", 0.0, 1.0, low_closed=True, high_closed=True)
-    sigma = check_in_range(noise_multiplier, "noise_multiplier", 0.0, math.inf, low_closed=False, high_closed=False)
-    a = _orders(orders)
-    if q == 0:
-        return np.zeros_like(a)
-    if q == 1:
-        return a / (2 * sigma**2)
-    if not np.allclose(a, np.round(a)):
-        raise ValueError(f"The sampled Gaussian's Rényi curve is implemented for integer orders; got {orders!r}.")
-    ai = np.round(a).astype(np.int64)
-    k = np.arange(int(ai.max()) + 1, dtype=np.float64)
-    alpha = ai[:, None].astype(np.float64)
-    from scipy.special import gammaln, logsumexp  # lazy: scipy.special costs ~0.25 s at import
-
-    log_comb = gammaln(alpha + 1) - gammaln(k + 1) - gammaln(np.maximum(alpha - k, 0) + 1)
-    terms = log_comb + k * math.log(q) + (alpha - k) * math.log1p(-q) + (k * k - k) / (2 * sigma**2)
-    terms = np.where(k[None, :] <= alpha, terms, -np.inf)
-    result: np.ndarray = logsumexp(terms, axis=1) / (ai - 1)
-    return result
-
 
 def rdp_laplace(epsilon: float, orders: Any = DEFAULT_ORDERS) -> np.ndarray:
     """Rényi DP of the Laplace mechanism with ε = Δ/b (Mironov 2017, Prop. 6), per order."""
     eps = check_in_range(epsilon, "epsilon", 0.0, math.inf, low_closed=False, high_closed=False)
-    from ._events import LaplaceEvent
-
-    return LaplaceEvent(epsilon=eps)._rdp(_orders(orders))
+    return LaplaceEvent(epsilon=eps)._rdp(check_orders(orders))
 
 
 def rdp_gaussian(mu: float, orders: Any = DEFAULT_ORDERS) -> np.ndarray:
     """Rényi DP of the Gaussian mechanism with μ = Δ/σ: αμ²/2 (Mironov 2017, Prop. 7)."""
     m = check_in_range(mu, "mu", 0.0, math.inf, low_closed=False, high_closed=False)
-    return _orders(orders) * m * m / 2
+    return check_orders(orders) * m * m / 2
 
 
 def epsilon_from_rdp(orders: Any, rdp: Any, delta: float, *, conversion: str = "improved") -> tuple[float, float]:
@@ -109,7 +53,7 @@ def epsilon_from_rdp(orders: Any, rdp: Any, delta: float, *, conversion: str = "
     -----
     The result is rounded up to the next float so that rounding never favours the claim.
     """
-    a = _orders(orders)
+    a = check_orders(orders)
     r = np.asarray(rdp, dtype=np.float64)
     if r.shape != a.shape:
         raise ValueError(f"orders and rdp must have the same length; got {a.shape} and {r.shape}.")

@@ -24,7 +24,7 @@ import numpy as np
 from .._fixed_point import row_norms
 from .._validation import check_in_range, check_int, one_of, refuse_subnormal
 from ..accounting import SubsampledGaussianEvent, dpsgd_epsilon, noise_multiplier_for
-from ..accounting._events import Relation
+from ..events import Relation
 from ..exceptions import TargetOutputError
 from ..mechanisms.base import DPMech
 from ..noise import discrete_gaussian, grid_gaussian, grid_step, round_to_grid

@@ -2,7 +2,9 @@
 
 The base class owns the release template (validate, charge, evaluate the target, randomise, report the guarantee),
 so a subclass supplies only its math: how to read the target's output (``_evaluate``), the norm in which the
-sensitivity is measured (``_norm``) and the randomisation (``_release``).
+sensitivity is measured (``_norm``) and the randomisation (``_release``); and, when it knows them, what a release
+costs (``privacy_events``) and its error bar (``half_width``), which the accountant, ``Response.accuracy`` and the
+auditor read from the mechanism.
 """
 
 from __future__ import annotations
@@ -18,15 +20,16 @@ import numpy as np
 from .._blockwise import declared_rows
 from .._rng import RNGLike, as_generator
 from .._validation import check_in_range, check_int, check_size, refuse_masked
+from ..events import ApproxDPEvent, Event
 from ..exceptions import SensitivityError, TargetOutputError
 from ..privacy import Eps
-from ..response import Response
+from .response import Response
 from .sampling import SensitivitySampling, pending_sampling
 
 if TYPE_CHECKING:
     from scipy.stats import rv_continuous
 
-__all__ = ["DPMech", "NumericMech", "charged_note", "check_accountant", "constant_zero"]
+__all__ = ["DPMech", "NumericMech", "charged_note", "check_accountant", "constant_zero", "grid_output_rounding"]
 
 
 def _sensitivity(value: SupportsFloat) -> float:
@@ -125,6 +128,22 @@ def _callable_target(instance: Any, attribute: attrs.Attribute[Any], value: Any)
 class DPMech(abc.ABC):
     """Abstract differentially private mechanism (R: ``DPMech``).
 
+    Subclassing contract. A mechanism is one class, written in one file:
+
+    * must define ``_evaluate`` (check and convert the target's output), ``_norm`` (the distance the sensitivity is
+      measured in) and ``_release`` (the randomisation of one evaluated output);
+    * may define :meth:`privacy_events` (what a release costs, for the accountant; default: the claimed (ε, δ)),
+      :meth:`half_width` (its error bar, for :meth:`Response.accuracy <diffpriv_py.Response.accuracy>`; default:
+      none), :attr:`accuracy_units`, :meth:`privacy_curve` (a claimed δ(ε′) curve the auditor checks), the public
+      checks ``_check_params``, ``_check_dataset``, ``_check_release``, ``_check_samplable``, ``_assumptions``, and
+      ``_sample_many`` (vectorised draws for the auditor);
+    * never overrides :meth:`release_response`: the base runs the public checks, the charge and the private work in
+      that order.
+
+    The accountant, ``Response.accuracy``/``confidence_interval`` and ``dp.testing.audit`` call only these methods,
+    so a new mechanism works with all three without editing them; ``dp.testing.parametrize_with_checks`` checks that
+    its events are accounting events and its error bar is consistent.
+
     Parameters
     ----------
     target : callable, default constant_zero
@@ -176,6 +195,10 @@ class DPMech(abc.ABC):
 
     privacy_params_type: ClassVar[type[Eps]] = Eps
     """The privacy-parameter class a release needs (a subclass such as Gam is accepted too)."""
+
+    accuracy_units: ClassVar[str] = "value"
+    """The units of :meth:`half_width`: ``"value"`` (those of the release, so ``Response.confidence_interval`` follows)
+    or another name (e.g. ``"ranks"`` for quantiles, whose bar bounds the rank error and gives no interval)."""
 
     sensitivity_is_derived: ClassVar[bool] = False
     """Whether the library derives the sensitivity from public settings (estimators, group-by): then it can be raised,
@@ -314,7 +337,7 @@ class DPMech(abc.ABC):
         See :func:`diffpriv_py.sensitivity.sample_sensitivity` for the parameters and the guarantee.
         """
         # Deferred import: the sampler is built on mechanisms, not the other way round.
-        from ..sensitivity import sample_sensitivity
+        from .sampler import sample_sensitivity
 
         return sample_sensitivity(
             self, oracle, n, m=m, gamma=gamma, rng=rng, n_jobs=n_jobs, progress=progress, time_budget=time_budget
@@ -336,9 +359,47 @@ class DPMech(abc.ABC):
         Unlike :meth:`sensitivity_sampler` this does not set ``gamma_sensitivity``: the caller owns the choice of
         ``(m, k)`` and so the guarantee. See :func:`diffpriv_py.sensitivity.sample_sensitivity_manual`.
         """
-        from ..sensitivity import sample_sensitivity_manual
+        from .sampler import sample_sensitivity_manual
 
         return sample_sensitivity_manual(self, oracle, n, m, k, rng=rng, n_jobs=n_jobs, progress=progress)
+
+    def privacy_events(self, privacy_params: Eps) -> tuple[Event, ...]:
+        """What one release at ``privacy_params`` costs, as accounting events (read by the accountant).
+
+        The default is the claimed guarantee as one event, ``(ApproxDPEvent(ε, δ),)`` of
+        :meth:`privacy_guarantee`: always sound, composed like any (ε, δ) release. A mechanism whose noise is known
+        exactly returns a tighter description (Laplace: a ``LaplaceEvent``; Gaussian: a ``GaussianEvent``; DP-SGD:
+        its subsampled Gaussian steps), which must still imply the claimed guarantee; an empty tuple means the
+        release costs nothing (e.g. zero sensitivity).
+        """
+        claim = self.privacy_guarantee(privacy_params)
+        return (ApproxDPEvent(epsilon=claim.epsilon, delta=claim.delta),)
+
+    def half_width(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
+        """Half-width h with P(|noised − exact target| ≤ h) ≥ 1 − ``alpha`` per coordinate, in :attr:`accuracy_units`.
+
+        ``alpha`` is already validated (and divided for a simultaneous bar) by the caller,
+        :func:`diffpriv_py.accuracy.half_width` or :meth:`Response.accuracy <diffpriv_py.Response.accuracy>`. The bar
+        must depend only on public quantities (the calibration, ``privacy_params``, ``alpha`` and the released
+        ``noised``), so computing it is post-processing. The default raises ``NotImplementedError``: the release has
+        no closed-form error bar.
+        """
+        raise NotImplementedError(
+            f"Error bars are available for the Laplace, Gaussian and DiscreteLaplace mechanisms and the dp.stats "
+            f"functions built on them (and quantiles, in rank units); {type(self).__name__} releases have no "
+            "closed-form error bar here. Estimate the error empirically, e.g. by releasing on public data of the "
+            "same size with several seeds."
+        )
+
+    def _sample_many(self, value: Any, privacy_params: Eps, rng: np.random.Generator, n: int) -> Any:
+        """``n`` independent releases of one evaluated output, vectorised, as an array with the draws along axis 0
+        (for the auditor; not a release path). The default has none: the auditor then releases one at a time."""
+        raise NotImplementedError(f"{type(self).__name__} has no vectorised sampler (_sample_many).")
+
+    def privacy_curve(self, claim: Eps) -> Callable[[float], float] | None:
+        """A δ(ε′) curve the release claims beyond its (ε, δ), checked by ``dp.testing.audit``; ``None`` (default)
+        claims only the point (ε, δ)."""
+        return None
 
     # ---- hooks for subclasses --------------------------------------------------------------------------------
 
@@ -478,7 +539,35 @@ class NumericMech(DPMech):
         """``n`` independent releases of one evaluated output, vectorised (for auditing; not a release path)."""
         return self._perturb(np.broadcast_to(value, (n, *np.shape(value))), privacy_params, rng)
 
+    def half_width(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
+        """Per-coordinate half-width of the noise (see :meth:`DPMech.half_width`), with the shape of ``noised``.
+
+        A numeric release's bar is its noise's: a subclass writes ``_noise_half_width`` (Laplace, Gaussian and
+        DiscreteLaplace do); without it, or for a non-numeric ``noised``, there is no closed-form bar.
+        """
+        values = np.asarray(noised, dtype=np.float64) if not isinstance(noised, (list, tuple)) else np.asarray(noised)
+        if values.dtype.kind not in "iuf":
+            return super().half_width(privacy_params, noised, alpha)
+        width = self._noise_half_width(privacy_params, values, alpha, max(1, values.size))
+        return width.item() if np.ndim(noised) == 0 else width
+
+    def _noise_half_width(self, privacy_params: Eps, values: np.ndarray, alpha: float, dims: int) -> np.ndarray:
+        """The 1 − α quantile of each coordinate's |noise| (plus the float allowances) for the released ``values``,
+        a release of ``dims`` coordinates; the default has none and raises ``NotImplementedError``."""
+        result: np.ndarray = DPMech.half_width(self, privacy_params, values, alpha)
+        return result
+
     def _probe(self, dataset: Any) -> NumericMech:
         if self.dims is not None:
             return self
         return attrs.evolve(self, dims=self._evaluate(self.target(dataset)).size)
+
+
+def grid_output_rounding(noised: np.ndarray, r: float) -> np.ndarray:
+    """The rounding a safe sampler on the grid ``r`` adds to a release: the value's grid rounding and the output's.
+
+    Safe noise rounds the value to the grid r (error ≤ r/2) and forms (m + i)·r in floating point: exact below
+    2^53·r, otherwise correctly rounded (error ≤ half an ulp of the output).
+    """
+    result: np.ndarray = r / 2 + np.spacing(np.abs(noised))
+    return result

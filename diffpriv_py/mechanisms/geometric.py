@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -14,12 +15,30 @@ from ..noise import exact_discrete_laplace_many, laplace_epsilon_reserve, one_tw
 from ..privacy import Eps
 from .base import NumericMech
 
-__all__ = ["DiscreteLaplace"]
+__all__ = ["DiscreteLaplace", "discrete_laplace_half_width"]
 
 _NOT_INTEGER = (
     "Non-private target output is not integer-valued: DiscreteLaplace needs integer counts (below 2^53 in "
     "magnitude). Use Laplace for real-valued targets."
 )
+
+
+def discrete_laplace_half_width(t: float, alpha: float) -> int:
+    """The smallest integer h ≥ 0 with P(|K| > h) ≤ α for K two-sided geometric, P(K = k) ∝ exp(−t|k|).
+
+    P(|K| > h) = 2·e^{−t(h+1)}/(1 + e^{−t}); the closed-form guess is corrected by exact checks in both directions.
+    """
+
+    def tail(h: int) -> float:  # P(|K| > h), evaluated in log space
+        return math.exp(math.log(2.0) - t * (h + 1) - math.log1p(math.exp(-t)))
+
+    # ln 2 − ln α rather than ln(2/α): a tiny α (e.g. a union-bound share α/k) must not overflow 2/α.
+    h = max(0, math.ceil((math.log(2.0) - math.log(alpha) - math.log1p(math.exp(-t))) / t - 1.0))
+    while tail(h) > alpha:
+        h += 1
+    while h > 0 and tail(h - 1) <= alpha:
+        h -= 1
+    return h
 
 
 @attrs.frozen(kw_only=True)
@@ -122,4 +141,15 @@ class DiscreteLaplace(NumericMech):
             return values + np.asarray(draws, dtype=np.int64).reshape(values.shape)
         eps_c = laplace_epsilon_reserve(privacy_params.epsilon, dims)
         result = values + two_sided_geometric(values.shape, eps_c / self.sensitivity, rng)
+        return result
+
+    def _noise_half_width(self, privacy_params: Eps, values: np.ndarray, alpha: float, dims: int) -> np.ndarray:
+        """The exact integer 1 − α quantile of the two-sided geometric law (:func:`discrete_laplace_half_width`), with
+        the parameter the sampler uses (ε_c/Δ for safe noise, ε/Δ for exact noise)."""
+        zeros = np.zeros(values.shape)
+        if self.sensitivity == 0:
+            return zeros
+        eps = privacy_params.epsilon
+        eps_t = eps if self.noise == "exact" else laplace_epsilon_reserve(eps, dims)
+        result: np.ndarray = zeros + float(discrete_laplace_half_width(eps_t / self.sensitivity, alpha))
         return result

@@ -9,9 +9,17 @@ import attrs
 import numpy as np
 
 from .._validation import one_of
-from ..noise import exact_grid_laplace, grid_laplace, grid_laplace_scalar, laplace_grid
+from ..events import Event, LaplaceEvent
+from ..noise import (
+    exact_grid_laplace,
+    grid_laplace,
+    grid_laplace_scalar,
+    grid_step,
+    laplace_epsilon_reserve,
+    laplace_grid,
+)
 from ..privacy import Eps
-from .base import NumericMech
+from .base import NumericMech, grid_output_rounding
 
 if TYPE_CHECKING:
     from scipy import stats
@@ -105,3 +113,42 @@ class Laplace(NumericMech):
 
     def _norm(self, value1: np.ndarray, value2: np.ndarray) -> float:
         return float(np.abs(value1 - value2).sum())
+
+    def privacy_events(self, privacy_params: Eps) -> tuple[Event, ...]:
+        """A ``LaplaceEvent`` with ε = Δ/b for the scale b the noise is drawn at; none at Δ = 0 (no privacy loss).
+
+        The noise must give at least what the release claims; if its ε exceeds the claim (or the scale is not a
+        positive finite number), the claimed (ε, δ) is returned instead, as :meth:`DPMech.privacy_events` does.
+        """
+        if self.sensitivity == 0:
+            return ()
+        scale = float(self.noise_scale(privacy_params))
+        if math.isfinite(scale) and scale > 0:
+            epsilon = self.sensitivity / scale
+            # The noise must give at least what the release claims; if not, trust nothing but the claim.
+            if epsilon <= self.privacy_guarantee(privacy_params).epsilon * (1 + 1e-9):
+                return (LaplaceEvent(epsilon=epsilon),)
+        return super().privacy_events(privacy_params)
+
+    def _noise_half_width(self, privacy_params: Eps, values: np.ndarray, alpha: float, dims: int) -> np.ndarray:
+        """Laplace with scale b: P(|X| > b·ln(1/α)) = α.
+
+        Safe and exact noise add r·i with i two-sided geometric of parameter λ = r·ε_c/(Δ + d·r) on the grid r;
+        P(|i| ≥ k) = 2e^{−λk}/(1 + e^{−λ}) ≤ e^{−λ(k − ½)}, so |r·i| ≤ b′·ln(1/α) + r/2 with probability ≥ 1 − α,
+        where b′ = (Δ + d·r)/ε_c ≤ b·(1 + 2⁻³⁹) is the effective scale. The grid rounding of the value (≤ r/2) and of
+        the output (≤ ½ ulp) are added on top. ``noise="float"`` adds one ulp of the output for the rounding of
+        value + noise. The safe samplers' float decisions change each probability by a relative error below 2⁻⁴⁰,
+        which changes the coverage by far less than any α of interest.
+        """
+        if self.sensitivity == 0:
+            return np.zeros(values.shape)
+        eps = privacy_params.epsilon
+        if self.noise == "float":
+            # value + noise is rounded once: at most half an ulp of the output on top of the noise.
+            spread: np.ndarray = self.noise_scale(privacy_params) * math.log(1.0 / alpha) + np.spacing(np.abs(values))
+            return spread
+        r = grid_step(self.sensitivity / eps)
+        eps_t = eps if self.noise == "exact" else laplace_epsilon_reserve(eps, dims)
+        scale = (self.sensitivity + dims * r) / eps_t
+        result: np.ndarray = scale * math.log(1.0 / alpha) + r / 2 + grid_output_rounding(values, r)
+        return result

@@ -24,8 +24,8 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from .._validation import refuse_masked
 from ..accounting import Accountant, DetachedAccountant
 from ..mechanisms.base import DPMech
+from ..mechanisms.response import Response
 from ..privacy import Del, Eps
-from ..response import Response
 
 __all__ = ["DPClassifier", "DPEstimator", "DPRegressor", "NotFittedError"]
 

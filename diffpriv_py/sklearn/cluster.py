@@ -14,7 +14,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, ClusterMixin, Transfor
 from .._validation import check_int
 from ..estimators.kmeans import K_LIMIT, MAX_K, KMeansMethod, KMeansModel
 from ..estimators.kmeans import KMeans as _KMeansMech
-from ..response import Response
+from ..mechanisms.response import Response
 from ._base import DPEstimator
 
 __all__ = ["KMeans"]

@@ -14,7 +14,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from .._validation import check_int
 from ..estimators.pca import PCA as PCAMech
 from ..estimators.pca import PCAModel
-from ..response import Response
+from ..mechanisms.response import Response
 from ._base import DPEstimator
 
 __all__ = ["PCA"]

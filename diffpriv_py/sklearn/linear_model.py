@@ -14,7 +14,7 @@ import numpy as np
 from ..estimators.linear_models import SVM as _SVMMech
 from ..estimators.linear_models import LinearClassifierModel
 from ..estimators.linear_models import LogisticRegression as _LogisticMech
-from ..response import Response
+from ..mechanisms.response import Response
 from ._base import DPClassifier
 
 __all__ = ["SVM", "LogisticRegression"]

@@ -15,7 +15,7 @@ from sklearn.utils.validation import validate_data
 from .._validation import refuse_masked
 from ..estimators.linear_regression import LinearModel
 from ..estimators.linear_regression import LinearRegression as _LinearRegressionMech
-from ..response import Response
+from ..mechanisms.response import Response
 from ._base import DPRegressor, _readable_conversion_errors
 
 __all__ = ["LinearRegression"]

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..estimators.dpsgd import DPSGDClassifier as _DPSGDMech
 from ..estimators.dpsgd import DPSGDModel
-from ..response import Response
+from ..mechanisms.response import Response
 from ._base import DPClassifier
 
 __all__ = ["DPSGDClassifier"]

@@ -17,8 +17,8 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .._validation import check_real
 from ..mechanisms.base import DPMech, _callable_target, _sensitivity, check_accountant
+from ..mechanisms.response import Response
 from ..privacy import Del, Eps
-from ..response import Response
 from ..stats import default_n_candidates, mean, var
 from ..stats._common import MechanismName, check_bounds, split_params
 from ..stats._quantile import Quantile, _quantiles

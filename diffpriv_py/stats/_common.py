@@ -20,8 +20,8 @@ from .._rng import RNGLike
 from .._validation import check_choice, check_real, refuse_masked
 from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
 from ..mechanisms.base import NumericMech
+from ..mechanisms.response import Response, half_width
 from ..privacy import Del, Eps
-from ..response import Response
 
 NanPolicy = Literal["raise", "omit"]
 MechanismName = Literal["laplace", "gaussian"]
@@ -319,8 +319,6 @@ class StatisticErrorBound:
     value: Any
 
     def __call__(self, alpha: float, simultaneous: bool) -> Any:
-        from ..accuracy import half_width
-
         if self.accuracy is None:
             raise NotImplementedError(
                 "This statistic is a non-linear function of several noisy quantities (e.g. a mean or variance under "

@@ -25,11 +25,12 @@ from .._fixed_point import (
     to_units,
 )
 from .._rng import RNGLike
-from .._validation import as_rectangular, check_int, refuse_masked
-from ..accuracy import check_alpha, discrete_laplace_half_width, half_width
+from .._validation import as_rectangular, check_alpha, check_int, refuse_masked
 from ..exceptions import TargetOutputError
 from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
 from ..mechanisms.base import DPMech, NumericMech, _callable_target, _sensitivity
+from ..mechanisms.geometric import discrete_laplace_half_width
+from ..mechanisms.response import half_width
 from ..noise import laplace_epsilon_reserve, two_sided_geometric
 from ..privacy import Del, Eps
 from ._common import MECHANISMS, MechanismName, check_bounds, check_choice
@@ -584,7 +585,7 @@ class GroupBy(DPMech):
             raise TargetOutputError(_NAN)
         return output
 
-    def _accuracy(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
+    def half_width(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
         raise NotImplementedError(
             f"A group-by release carries its error bars as the '<statistic>_accuracy' columns of its table (at "
             f"alpha={self.alpha}); pass alpha= to dp.stats.groupby for another level."

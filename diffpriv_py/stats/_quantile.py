@@ -439,7 +439,7 @@ class Quantile(DPMech):
         result: np.ndarray = self._draw(value, privacy_params, rng, 1)[0]
         return result
 
-    def _accuracy(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
+    def half_width(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
         """Error bar in rank units: with probability ≥ 1 − α each released grid point c has rank error
         −u(c) ≤ −max u + (2Δ/ε′)·ln(m/α), m the number of candidates (McSherry & Talwar 2007, Thm 6). The bar
         returned is the second term: how many ranks c may be worse than the best grid point. The first is not

@@ -4,7 +4,8 @@
 * :func:`check_mechanism` runs every shared invariant on a case (a release returns a Response with the right
   guarantee, zero sensitivity adds no noise, unset or non-finite sensitivity and wrong parameter types are refused,
   seeded releases reproduce, inputs are not mutated, ``sensitivity_norm`` is a semimetric, the declared sensitivity
-  bounds the neighbours' change, the noise matches its declared distribution, the sampler sets γ, and the auditor
+  bounds the neighbours' change, the noise matches its declared distribution, its ``privacy_events`` are accounting
+  events implying the claim and its ``half_width`` error bar is consistent, the sampler sets γ, and the auditor
   does not refute the claim; opt-in, the searching auditor finds no refuting neighbour).
   :func:`parametrize_with_checks` turns the same checks into pytest cases.
 * :func:`audit` gives a statistically valid lower bound on a mechanism's ε and δ from events on the values *and the
@@ -41,9 +42,11 @@ from ._checks import (
     SLOW_CHECKS,
     MechCase,
     check_audit_passes,
+    check_half_width_is_consistent,
     check_infinite_sensitivity_is_refused,
     check_noise_matches_distribution,
     check_noise_scale_shrinks_as_epsilon_grows,
+    check_privacy_events_are_accounting_events,
     check_release_is_reproducible_with_seed,
     check_release_leaves_dataset_unmodified,
     check_release_returns_response,
@@ -70,10 +73,12 @@ __all__ = [
     "SearchReport",
     "audit",
     "check_audit_passes",
+    "check_half_width_is_consistent",
     "check_infinite_sensitivity_is_refused",
     "check_mechanism",
     "check_noise_matches_distribution",
     "check_noise_scale_shrinks_as_epsilon_grows",
+    "check_privacy_events_are_accounting_events",
     "check_release_is_reproducible_with_seed",
     "check_release_leaves_dataset_unmodified",
     "check_release_returns_response",

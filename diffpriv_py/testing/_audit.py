@@ -170,7 +170,7 @@ def check_sensitivity(mechanism: DPMech, X: Any, X_neighbour: Any, *, rtol: floa
 
 
 def _is_vectorised(mechanism: DPMech) -> bool:
-    return callable(getattr(mechanism, "_sample_many", None))
+    return type(mechanism)._sample_many is not DPMech._sample_many  # it overrides the declared default
 
 
 def _draw(
@@ -189,8 +189,7 @@ def _draw(
         try:
             value = mechanism._evaluate(mechanism.target(data))
             return [
-                # _sample_many is duck-typed (any mechanism may define it): _is_vectorised checked it is there.
-                np.asarray(mechanism._sample_many(value, params, rng, size))  # type: ignore[attr-defined]
+                np.asarray(mechanism._sample_many(value, params, rng, size))
                 for rng, size in zip(rngs, sizes, strict=True)
             ]
         except Exception as exc:
@@ -515,22 +514,6 @@ def _exact_structural_report(
     )
 
 
-# ---- claimed privacy curves ------------------------------------------------------------------------------------
-
-
-def _claimed_curve(mechanism: DPMech, claim: Eps) -> Callable[[float], float] | None:
-    """For Gaussian-type mechanisms, the δ(ε′) curve of the Gaussian mechanism that just meets the claim."""
-    from ..mechanisms.gaussian import Gaussian, analytic_gaussian_sigma, gaussian_delta
-
-    curve: Callable[[Eps], Callable[[float], float]] | None = getattr(mechanism, "privacy_curve", None)
-    if callable(curve):
-        return curve(claim)
-    if isinstance(mechanism, Gaussian) and claim.delta > 0:
-        sigma = analytic_gaussian_sigma(claim.epsilon, claim.delta)
-        return lambda eps: gaussian_delta(sigma, eps)
-    return None
-
-
 def _default_n(mechanism: DPMech) -> int:
     return 200_000 if _is_vectorised(mechanism) else 4_000
 
@@ -588,7 +571,7 @@ def audit(
     refuted if some confirmed event has p_lo − e^ε·q_hi > δ; for Gaussian-type mechanisms also if it violates the
     whole claimed curve δ(ε′) (Balle & Wang's curve through the claim) at ε′ ∈ ε·{0, 1/8, 1/4, 1/2, 3/4, 1}
     (Delta-Siege's idea: weaker points of the curve are much cheaper to refute). A mechanism may declare its own
-    curve with a method ``privacy_curve(claim) -> (ε′ ↦ δ′)``, which is then checked the same way. Events: ≥/≤
+    curve by overriding ``DPMech.privacy_curve(claim) -> (ε′ ↦ δ′)``, which is then checked the same way. Events: ≥/≤
     thresholds and bins on each coordinate and on the projection onto f(D′) − f(D), categories for discrete
     outputs, and float-structure events {y not a multiple of 2^j}, which catch Mironov-type attacks on float noise.
 
@@ -703,7 +686,7 @@ def audit(
     else:
         n_structural = 0
 
-    curve = _claimed_curve(mechanism, claim)
+    curve = mechanism.privacy_curve(claim)  # the δ(ε′) curve claimed beyond the point (ε, δ), if any
     eps_grid = claim.epsilon * np.array([0.0, 0.125, 0.25, 0.5, 0.75, 1.0])
 
     # Stage 1: score every event in both directions on the explore samples.

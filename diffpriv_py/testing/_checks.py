@@ -11,18 +11,21 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ..events import Event
 from ..exceptions import SensitivityError
 from ..mechanisms.base import DPMech, NumericMech
+from ..mechanisms.response import Response
 from ..privacy import Del, Eps, Gam
-from ..response import Response
 
 __all__ = [
     "KS_P_THRESHOLD",
     "MechCase",
     "check_audit_passes",
+    "check_half_width_is_consistent",
     "check_infinite_sensitivity_is_refused",
     "check_noise_matches_distribution",
     "check_noise_scale_shrinks_as_epsilon_grows",
+    "check_privacy_events_are_accounting_events",
     "check_release_is_reproducible_with_seed",
     "check_release_leaves_dataset_unmodified",
     "check_release_returns_response",
@@ -321,6 +324,63 @@ def check_noise_scale_shrinks_as_epsilon_grows(case: MechCase) -> None:
     assert s2 <= s1, f"noise scale grew with epsilon: {s1} -> {s2}"
 
 
+def check_privacy_events_are_accounting_events(case: MechCase) -> None:
+    """``privacy_events`` returns accounting events that imply the claimed guarantee, and the accountant composes
+    exactly them for a release (so its totals read the mechanism's own description)."""
+    from ..accounting import Accountant  # the kit is above the library; accounting loads on first use
+
+    mech, params = case.mechanism, case.privacy_params
+    events = mech.privacy_events(params)
+    assert isinstance(events, tuple), f"privacy_events() returned {type(events).__name__}, not a tuple of events"
+    for e in events:
+        assert isinstance(e, Event), f"privacy_events() returned {e!r}, which is not a diffpriv_py.accounting event"
+        assert getattr(e, "relation", "replace_one") == "replace_one", (
+            f"{e.describe()}: the library's events are for replace-one neighbours"
+        )
+    guarantee = mech.privacy_guarantee(params)
+    huge = Del(epsilon=1e6, delta=0.5)
+    try:  # spend() refuses explicit events that do not describe the claim (weaker, or far stronger)
+        Accountant(budget=huge).spend(guarantee, events=events)
+    except ValueError as exc:
+        raise AssertionError(f"privacy_events() do not describe the claimed guarantee {guarantee!r}: {exc}") from exc
+    acc = Accountant(budget=huge)
+    mech.release_response(params, case.dataset, rng=0, accountant=acc)
+    charged = acc.ledger[-1].events
+    assert charged == events, f"the accountant composed {charged!r} for a release, not privacy_events() {events!r}"
+
+
+def check_half_width_is_consistent(case: MechCase) -> None:
+    """The error bar (``half_width``, read by ``Response.accuracy``) is deterministic, non-negative, widens as α
+    shrinks and for simultaneous coverage, and has the release's shape; a mechanism without one raises
+    NotImplementedError from both ``half_width`` and ``Response.accuracy``."""
+    mech = case.mechanism
+    r = _release(case)
+    try:
+        bar = r.accuracy(0.05)
+    except NotImplementedError:
+        if r.error_bound is None:
+            _expect_raises(
+                (NotImplementedError,),
+                lambda: mech.half_width(r.privacy_params, r.response, 0.05),
+                "half_width without a closed-form bar",
+            )
+        return
+    widths = np.asarray(bar, dtype=np.float64)
+    assert np.all(widths >= 0) and not np.isnan(widths).any(), f"accuracy(0.05) = {bar!r} is not a half-width"
+    assert _same(bar, r.accuracy(0.05)), "accuracy(0.05) is not deterministic (it must be post-processing)"
+    if r.error_bound is None:
+        direct = mech.half_width(r.privacy_params, r.response, 0.05)
+        assert _same(bar, direct), f"Response.accuracy {bar!r} is not the mechanism's half_width {direct!r}"
+    assert np.all(np.asarray(r.accuracy(0.01), dtype=np.float64) >= widths), "the bar narrows as α shrinks"
+    assert np.all(np.asarray(r.accuracy(0.05, simultaneous=True), dtype=np.float64) >= widths), (
+        "the simultaneous bar is narrower than the per-coordinate one"
+    )
+    if mech.accuracy_units == "value" and np.ndim(bar) > 0:
+        assert np.shape(bar) == np.shape(r.response), (
+            f"bar of shape {np.shape(bar)} for a release {np.shape(r.response)}"
+        )
+
+
 def _distribution_pvalue(draws: np.ndarray, dist: Any) -> float:
     from scipy import stats
 
@@ -424,6 +484,8 @@ ALL_CHECKS: tuple[Callable[[MechCase], None], ...] = (
     check_sensitivity_norm_is_semimetric,
     check_sensitivity_bounds_neighbour_change,
     check_noise_scale_shrinks_as_epsilon_grows,
+    check_privacy_events_are_accounting_events,
+    check_half_width_is_consistent,
     check_noise_matches_distribution,
     check_sampler_sets_gamma_sensitivity,
     check_audit_passes,
