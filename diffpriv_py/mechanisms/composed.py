@@ -94,8 +94,9 @@ class ComposedMech(DPMech):
     in order when every part describes its noise exactly, otherwise one approximate-DP event at the guarantee (the
     basic composition of the parts' (ε, δ), or the random-DP (ε, δ) of a sampled sensitivity).
 
-    A subclass supplies :meth:`composed_of` (when it has more than one) and, as every mechanism, ``_evaluate`` and
-    ``_release``; ``_norm`` and ``_check_samplable`` refuse the sensitivity sampler unless it overrides them.
+    A subclass supplies :meth:`composed_of` (when it has more than one part) and, as every mechanism, ``_evaluate``
+    and ``_release``. The sensitivity sampler is refused unless it declares a single norm (``_norm``) that every part
+    is calibrated to (with its sensitivity as a field: the estimators whose noise scales with one multiplier).
     """
 
     sensitivity: float = attrs.field(default=1.0, converter=_unused_sensitivity)
@@ -127,7 +128,10 @@ class ComposedMech(DPMech):
         )
 
     def _check_samplable(self) -> None:
-        """Refused: a composition has one sensitivity per part (subclasses with a single one override this)."""
+        """Refused unless the subclass declares a single norm (overrides ``_norm``) that all its parts are calibrated
+        to; a subclass adds its own refusals by overriding this."""
+        if type(self)._norm is not ComposedMech._norm:
+            return
         raise TypeError(
             f"{type(self).__name__} is a composed release: {self.sensitivity_note}, so there is nothing to sample. "
             "Release it directly with release_response."
