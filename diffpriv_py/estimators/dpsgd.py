@@ -745,7 +745,7 @@ class DPSGDClassifier(ComposedMech):
     gamma_sensitivity: float | None = attrs.field(  # pyright: ignore[reportIncompatibleVariableOverride]
         init=False, default=None, repr=False
     )
-    sensitivity_note: ClassVar[str] = "every step's sensitivity is the clipping norm clip_norm by construction"
+    _no_single_sensitivity: ClassVar[str] = "every step's sensitivity is the clipping norm clip_norm by construction"
 
     privacy_params_type: ClassVar[type[Eps]] = Del
 

@@ -103,15 +103,15 @@ class ComposedMech(DPMech):
 
     sensitivity_is_derived: ClassVar[bool] = True
 
-    sensitivity_note: ClassVar[str] = "every part has its own sensitivity, derived from the public settings"
+    _no_single_sensitivity: ClassVar[str] = "every part has its own sensitivity, derived from the public settings"
     """Why the sampler has nothing to sample here (said by ``_norm`` and ``_check_samplable``)."""
 
     def composed_of(self, privacy_params: Eps) -> tuple[Part, ...]:
         """The parts of a release at ``privacy_params``, in the order they run, with their privacy parameters.
 
-        The default is one part, the whole release analysed jointly.
+        The default is one part, the whole release analysed jointly, at its guarantee.
         """
-        return (Part(name="release", privacy_params=privacy_params),)
+        return (Part(name="release", privacy_params=self.privacy_guarantee(privacy_params)),)
 
     def privacy_events(self, privacy_params: Eps) -> tuple[Event, ...]:
         """What a release at ``privacy_params`` costs: the parts' events, or the guarantee (see Notes)."""
@@ -123,8 +123,8 @@ class ComposedMech(DPMech):
 
     def _norm(self, value1: Any, value2: Any) -> float:
         raise TypeError(
-            f"{type(self).__name__} is a composed release: {self.sensitivity_note}. It has no single norm, so there "
-            "is nothing to sample."
+            f"{type(self).__name__} is a composed release: {self._no_single_sensitivity}. It has no single norm, so "
+            "there is nothing to sample."
         )
 
     def _check_samplable(self) -> None:
@@ -133,6 +133,6 @@ class ComposedMech(DPMech):
         if type(self)._norm is not ComposedMech._norm:
             return
         raise TypeError(
-            f"{type(self).__name__} is a composed release: {self.sensitivity_note}, so there is nothing to sample. "
-            "Release it directly with release_response."
+            f"{type(self).__name__} is a composed release: {self._no_single_sensitivity}, so there is nothing to "
+            "sample. Release it directly with release_response."
         )
