@@ -26,7 +26,7 @@ from .._validation import check_in_range, check_int, one_of, refuse_subnormal
 from ..accounting import SubsampledGaussianEvent, dpsgd_epsilon, noise_multiplier_for
 from ..events import Relation
 from ..exceptions import TargetOutputError
-from ..mechanisms.base import DPMech
+from ..mechanisms.composed import ComposedMech, Part
 from ..noise import discrete_gaussian, grid_gaussian, grid_step, round_to_grid
 from ..privacy import Del, Eps
 from ._sensitivity_floor import not_below
@@ -622,7 +622,7 @@ def _add_remove_epsilon(sigma: float, q: float, steps: int, delta: float) -> flo
 
 
 @attrs.frozen(kw_only=True)
-class DPSGDClassifier(DPMech):
+class DPSGDClassifier(ComposedMech):
     """Differentially private SGD (Abadi et al. 2016) for softmax regression or a small MLP, in numpy.
 
     Parameters
@@ -675,7 +675,7 @@ class DPSGDClassifier(DPMech):
     ε at the same δ in ``Response.privacy_params`` and the add/remove ε in ``model.epsilon_add_remove``.
 
     **Accounting.** An :class:`~diffpriv_py.Accountant` is charged with the exact subsampled-Gaussian event
-    (``privacy_events``), so DP-SGD composes tightly with other releases.
+    (``privacy_events``, from its one part in :meth:`composed_of`), so DP-SGD composes tightly with other releases.
 
     **Noise (floating-point safe).** Each step's clipped sum is rounded to a power-of-two grid r ≤ σC·2⁻⁴⁰ and
     gets r times a discrete Gaussian (:func:`diffpriv_py.noise.grid_gaussian`), so the output's float structure
@@ -745,7 +745,7 @@ class DPSGDClassifier(DPMech):
     gamma_sensitivity: float | None = attrs.field(  # pyright: ignore[reportIncompatibleVariableOverride]
         init=False, default=None, repr=False
     )
-    sensitivity_is_derived: ClassVar[bool] = True
+    _no_single_sensitivity: ClassVar[str] = "every step's sensitivity is the clipping norm clip_norm by construction"
 
     privacy_params_type: ClassVar[type[Eps]] = Del
 
@@ -824,16 +824,15 @@ class DPSGDClassifier(DPMech):
         # A guarantee needs ε > 0; ε = 0 (δ alone covers everything) is reported as a tiny, still valid, ε.
         return Del(max(epsilon, 1e-12), privacy_params.delta)
 
-    def privacy_events(self, privacy_params: Eps) -> tuple[SubsampledGaussianEvent, ...]:
-        """What a release costs, for an :class:`~diffpriv_py.Accountant`: T replace-one subsampled Gaussian steps."""
-        return (
-            SubsampledGaussianEvent(
-                noise_multiplier=self.noise_multiplier_for(privacy_params),
-                sampling_rate=self.sampling_rate,
-                relation="replace_one",
-                count=self.steps,
-            ),
+    def composed_of(self, privacy_params: Eps) -> tuple[Part, ...]:
+        """The T noisy steps, described exactly: replace-one subsampled Gaussians (what an accountant is charged)."""
+        step = SubsampledGaussianEvent(
+            noise_multiplier=self.noise_multiplier_for(privacy_params),
+            sampling_rate=self.sampling_rate,
+            relation="replace_one",
+            count=self.steps,
         )
+        return (Part(name="steps", privacy_params=self.privacy_guarantee(privacy_params), events=(step,)),)
 
     def safe_noise(self, privacy_params: Eps, n: int, dims: int) -> SafeNoise:
         """The grid and noise of a release on ``n`` records training ``dims`` parameters (see Notes, *Noise*)."""
@@ -898,16 +897,6 @@ class DPSGDClassifier(DPMech):
         if not isinstance(output, _Training):  # pragma: no cover - the target is fixed by the class
             raise TargetOutputError(f"Expected the training data, got {type(output).__name__}.")
         return output
-
-    def _norm(self, value1: Any, value2: Any) -> float:
-        raise TypeError("DP-SGD's sensitivity is the clipping norm by construction; there is nothing to sample.")
-
-    def _check_samplable(self) -> None:
-        """Not applicable: every step's sensitivity is the clipping norm C by construction; raises TypeError."""
-        raise TypeError(
-            "DPSGDClassifier clips every gradient to clip_norm, so its sensitivity is known; there is nothing to "
-            "sample. Release it directly with release_response."
-        )
 
     def _release(self, value: _Training, privacy_params: Eps, rng: np.random.Generator) -> DPSGDModel:
         sizes = [value.X.shape[1], *self.hidden_layer_sizes, value.classes.size]

@@ -21,7 +21,8 @@ from scipy.special import expit
 from .._fixed_point import clip_rows
 from .._validation import check_in_range, refuse_subnormal
 from ..exceptions import TargetOutputError
-from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
+from ..mechanisms.base import _gamma_sensitivity, _sensitivity
+from ..mechanisms.composed import ComposedMech
 from ..mechanisms.exponential import Exponential
 from ..privacy import Eps
 from . import _erm
@@ -301,7 +302,7 @@ def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
 
 
 @attrs.frozen
-class _LinearERM(DPMech):
+class _LinearERM(ComposedMech):
     """Shared machinery of :class:`LogisticRegression` and :class:`SVM` (see their docstrings)."""
 
     reg_lambda: float | tuple[float, ...] | str = attrs.field(default="auto", converter=_reg_lambda)
@@ -322,7 +323,6 @@ class _LinearERM(DPMech):
         validator=not_below(GRADIENT_SENSITIVITY, "CMS'11: rows in the unit ball and |ℓ'| ≤ 1"),
     )
     gamma_sensitivity: float | None = attrs.field(default=None, kw_only=True, converter=_gamma_sensitivity)
-    sensitivity_is_derived: ClassVar[bool] = True
 
     loss_name: ClassVar[str] = "logistic"
 

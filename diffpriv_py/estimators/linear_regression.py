@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal, SupportsFloat
+from typing import Any, Literal, SupportsFloat
 
 import attrs
 import numpy as np
@@ -20,7 +20,8 @@ from .._datasets import as_array
 from .._fixed_point import UNIT_ROUNDOFF, clip_rows_to_norm, grid_rows, record_bits
 from .._validation import check_in_range
 from ..exceptions import TargetOutputError
-from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
+from ..mechanisms.base import _gamma_sensitivity, _sensitivity
+from ..mechanisms.composed import ComposedMech
 from ..mechanisms.gaussian import Gaussian
 from ..mechanisms.laplace import Laplace
 from ..privacy import Del, Eps
@@ -260,7 +261,7 @@ class SufficientStatistics:
 
 
 @attrs.frozen(kw_only=True)
-class LinearRegression(DPMech):
+class LinearRegression(ComposedMech):
     """Differentially private linear regression as a mechanism: AdaSSP (default) or the functional mechanism.
 
     ``LinearRegression(data_norm=..., label_bound=...).release_response(Del(ε, δ), (X, y), rng=...)`` returns a
@@ -378,7 +379,6 @@ class LinearRegression(DPMech):
     target: Any = attrs.field(init=False, repr=False, eq=False, default=attrs.Factory(_prepare_target, takes_self=True))
     sensitivity: float = attrs.field(default=1.0, converter=_sensitivity, repr=False, validator=not_below(1.0))
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
-    sensitivity_is_derived: ClassVar[bool] = True
 
     @property
     def privacy_params_type(self) -> type[Eps]:  # type: ignore[override]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import attrs
 import numpy as np
@@ -23,7 +23,8 @@ from .._fixed_point import clip_rows_to_norm, grid_rows, record_bits
 from .._rng import RNGLike, as_generator
 from .._validation import check_in_range, check_int, one_of
 from ..exceptions import DiffprivWarning, TargetOutputError
-from ..mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
+from ..mechanisms.base import _gamma_sensitivity, _sensitivity
+from ..mechanisms.composed import ComposedMech
 from ..mechanisms.gaussian import analytic_gaussian_sigma
 from ..noise import gaussian_grid_calibration, grid_gaussian, grid_step, round_to_grid
 from ..privacy import Del, Eps
@@ -458,7 +459,7 @@ def _top_eigenpairs(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]
 
 
 @attrs.frozen(kw_only=True)
-class PCA(DPMech):
+class PCA(ComposedMech):
     """Release a k-dimensional principal subspace of the rows of X with differential privacy.
 
     ``PCA(k, method=..., data_norm=...).release_response(privacy_params, X, rng=...)`` returns a
@@ -623,7 +624,6 @@ class PCA(DPMech):
         ),
     )
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
-    sensitivity_is_derived: ClassVar[bool] = True
 
     @property
     def privacy_params_type(self) -> type[Eps]:  # type: ignore[override]

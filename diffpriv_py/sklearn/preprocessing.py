@@ -16,7 +16,8 @@ from sklearn.base import OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .._validation import check_real
-from ..mechanisms.base import DPMech, _callable_target, _sensitivity, check_accountant
+from ..mechanisms.base import DPMech, _callable_target, check_accountant
+from ..mechanisms.composed import ComposedMech, Part
 from ..mechanisms.response import Response
 from ..privacy import Del, Eps
 from ..stats import default_n_candidates, mean, var
@@ -45,16 +46,15 @@ def _finite(X: Any) -> np.ndarray:
 
 
 @attrs.frozen(kw_only=True)
-class MeansAndVariances(DPMech):
+class MeansAndVariances(ComposedMech):
     """One release of the per-feature means and/or variances of clipped rows, composed of ``dp.stats`` releases.
 
     The release is the basic composition of :func:`diffpriv_py.stats.mean` at (ε, δ)·``MEAN_SHARE`` and
     :func:`diffpriv_py.stats.var` at the rest (all of it for the one released when the other is not asked for), each
-    over all features at once (``axis=0``). The inherited ``sensitivity`` is unused: each part has its own.
+    over all features at once (``axis=0``), the parts :meth:`composed_of` lists; each part has its own sensitivity.
     """
 
     target: Callable[[Any], Any] = attrs.field(default=_finite, validator=_callable_target)
-    sensitivity: float = attrs.field(default=1.0, converter=_sensitivity)  # as the base's; unused here
     lower: np.ndarray = attrs.field(eq=False)
     upper: np.ndarray = attrs.field(eq=False)
     with_mean: bool = True
@@ -64,21 +64,26 @@ class MeansAndVariances(DPMech):
         result: np.ndarray = output
         return result
 
-    def _norm(self, value1: Any, value2: Any) -> float:
-        raise NotImplementedError("The scaler's release has one sensitivity per part and no single norm.")
+    def composed_of(self, privacy_params: Eps) -> tuple[Part, ...]:
+        """The mean at (ε, δ)·``MEAN_SHARE`` and the variance at the rest (all of it for the one asked alone)."""
+        both = self.with_mean and self.with_std
+        shares = split_params(privacy_params, [MEAN_SHARE, 1 - MEAN_SHARE]) if both else [privacy_params] * 2
+        wanted = (self.with_mean, self.with_std)
+        return tuple(
+            Part(name=name, privacy_params=share)
+            for name, share, asked in zip(("mean", "var"), shares, wanted, strict=True)
+            if asked
+        )
 
     def _release(self, value: np.ndarray, privacy_params: Eps, rng: np.random.Generator) -> dict[str, Any]:
         noise: MechanismName = "gaussian" if isinstance(privacy_params, Del) and privacy_params.delta > 0 else "laplace"
-        both = self.with_mean and self.with_std
-        for_mean, for_var = (
-            split_params(privacy_params, [MEAN_SHARE, 1 - MEAN_SHARE]) if both else (privacy_params,) * 2
-        )
+        parts = {part.name: part.privacy_params for part in self.composed_of(privacy_params)}
         bounds = (self.lower, self.upper)
         out: dict[str, Any] = {"mean": None, "var": None, "floor": None}
         if self.with_mean:
-            out["mean"] = mean(value, for_mean, bounds=bounds, axis=0, mechanism=noise, rng=rng)
+            out["mean"] = mean(value, parts["mean"], bounds=bounds, axis=0, mechanism=noise, rng=rng)
         if self.with_std:
-            resp = var(value, for_var, bounds=bounds, axis=0, mechanism=noise, rng=rng, full_response=True)
+            resp = var(value, parts["var"], bounds=bounds, axis=0, mechanism=noise, rng=rng, full_response=True)
             # The bar of a variance grows with the variance (its grid allowance does), so it is evaluated at the
             # largest variance the bounds allow, (width/2)²: a public number, whatever the data or the noise.
             widest = attrs.evolve(resp.error_bound, value=((self.upper - self.lower) / 2.0) ** 2)

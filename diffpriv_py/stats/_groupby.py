@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import attrs
 import numpy as np
@@ -28,7 +28,8 @@ from .._rng import RNGLike
 from .._validation import as_rectangular, check_alpha, check_int, refuse_masked
 from ..exceptions import TargetOutputError
 from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
-from ..mechanisms.base import DPMech, NumericMech, _callable_target, _sensitivity
+from ..mechanisms.base import DPMech, NumericMech, _callable_target
+from ..mechanisms.composed import ComposedMech, Part
 from ..mechanisms.geometric import discrete_laplace_half_width
 from ..mechanisms.response import half_width
 from ..noise import laplace_epsilon_reserve, two_sided_geometric
@@ -176,7 +177,7 @@ class _Measurement:
 
 
 @attrs.frozen(kw_only=True)
-class GroupBy(DPMech):
+class GroupBy(ComposedMech):
     """Release statistics per group of a table whose people may own several rows.
 
     The dataset is a tuple ``(by, values, unit)`` of equal-length 1-D arrays: the group label of each row, its value
@@ -289,7 +290,9 @@ class GroupBy(DPMech):
     The rank counts come from exact per-(group, grid cell) counts made in the same block pass as the sums, so a
     dask value column is streamed for quantiles too, and all groups are drawn in one batch per level.
 
-    The inherited ``sensitivity`` attribute is not used (each noised vector has its own, above).
+    The release is a :class:`~diffpriv_py.mechanisms.composed.ComposedMech`: :meth:`composed_of` lists the selection,
+    the noised vectors and the quantile draws with their shares. ``sensitivity=`` is deprecated and unused (each
+    noised vector has its own, above).
 
     **Error bars** cover the exact statistic of the clipped values that survive bounding. Counts: the exact (1 − α)
     noise quantile (:meth:`diffpriv_py.Response.accuracy`); sums: that plus the grid's quantisation of at most
@@ -301,8 +304,6 @@ class GroupBy(DPMech):
     """
 
     target: Callable[[Any], Any] = attrs.field(default=_identity, validator=_callable_target)
-    sensitivity: float = attrs.field(default=1.0, converter=_sensitivity)  # as the base's; unused here
-    sensitivity_is_derived: ClassVar[bool] = True
     # With several columns these become dicts, left out of the hash: the per-column parts (``_subs``) carry them.
     statistics: tuple[str, ...] | dict[str, tuple[str, ...]] = attrs.field(
         default=("count",), converter=_statistics_spec, hash=False
@@ -451,6 +452,15 @@ class GroupBy(DPMech):
         select = Del(eps, privacy_params.delta) if self.keys is None else None
         return select, [Eps(eps)] * (parts - (self.keys is None))
 
+    def composed_of(self, privacy_params: Eps) -> tuple[Part, ...]:
+        """The release's parts in the order they run: partition selection (private keys only), the noised vectors
+        (:meth:`measurements`), then each column's quantile levels, with the shares :meth:`split` gives them."""
+        select, shares = self.split(privacy_params)
+        names = [m.name if m.column is None else f"{m.column}_{m.name}" for m in self.measurements()]
+        names += [f"q{q:g}" if c is None else f"{c}_q{q:g}" for c, _ in self.parts() for q in self.quantiles]
+        head = (Part(name="selection", privacy_params=select),) if select is not None else ()
+        return head + tuple(Part(name=n, privacy_params=p) for n, p in zip(names, shares, strict=True))
+
     def sensitivities(self, m: _Measurement, n_people: int) -> tuple[float, float]:
         """(L1, L2) of one measurement under replace-one-person neighbours (see the class Notes).
 
@@ -500,13 +510,6 @@ class GroupBy(DPMech):
                     f"{select!r} puts the threshold's e^epsilon or delta_0 beyond float64. Pass a smaller epsilon "
                     "(the selection's threshold stops improving long before that) or the public keys=[...]."
                 ) from None
-
-    def _check_samplable(self) -> None:
-        """Refused: every noised vector has its own derived sensitivity (the inherited one is unused)."""
-        raise TypeError(
-            "GroupBy derives the sensitivity of each noised vector from bounds, max_groups and max_rows (see its "
-            "Notes); there is nothing to sample. Tighten those public limits instead."
-        )
 
     def _check_dataset(self, X: Any) -> Any:
         who = "dp.stats.groupby"
@@ -589,12 +592,6 @@ class GroupBy(DPMech):
         raise NotImplementedError(
             f"A group-by release carries its error bars as the '<statistic>_accuracy' columns of its table (at "
             f"alpha={self.alpha}); pass alpha= to dp.stats.groupby for another level."
-        )
-
-    def _norm(self, value1: Any, value2: Any) -> float:
-        raise NotImplementedError(
-            "GroupBy has one sensitivity per aggregate, derived from max_groups and max_rows; it has no single norm "
-            "and cannot be used with the sensitivity sampler."
         )
 
     def _release(self, value: Any, privacy_params: Eps, rng: np.random.Generator) -> GroupByResult:

@@ -14,7 +14,8 @@ from .._blockwise import is_out_of_core
 from .._rng import RNGLike
 from .._validation import as_rectangular, check_in_range, check_int, check_real, one_of
 from ..exceptions import TargetOutputError
-from ..mechanisms.base import DPMech, _callable_target, _sensitivity
+from ..mechanisms.base import _callable_target, _sensitivity
+from ..mechanisms.composed import ComposedMech
 from ..noise import gumbel, sample_exponential_many
 from ..privacy import Eps
 from ._common import (
@@ -301,7 +302,7 @@ def _rank_counts(values: np.ndarray, grid: np.ndarray, nan_policy: str) -> tuple
 
 
 @attrs.frozen(kw_only=True)
-class Quantile(DPMech):
+class Quantile(ComposedMech):
     """Release quantiles of bounded data with the exponential mechanism over a public grid of candidates.
 
     Parameters
@@ -342,7 +343,9 @@ class Quantile(DPMech):
     **Release.** Each (level, column) draws a candidate with probability ∝ exp(ε′·u(c)/(2Δ)), which is ε′-DP
     (McSherry & Talwar 2007), with the library's full-range Gumbel sampler, so no candidate's probability underflows
     to zero. The ε of a release is split equally over the k levels and d columns (basic composition):
-    ε′ = ε/(k·d). Neighbouring relation: replace-one.
+    ε′ = ε/(k·d). Neighbouring relation: replace-one. The column count d is a public fact of the dataset, not of the
+    settings, so the release is one part of a :class:`~diffpriv_py.mechanisms.composed.ComposedMech`, charged as its
+    guarantee.
 
     **Why a grid.** The continuous version (Smith 2011) draws an interval between consecutive sorted data points
     and returns a uniform point a + U·(b − a) inside it. In floating point, the set of doubles that formula can
@@ -364,6 +367,9 @@ class Quantile(DPMech):
     upper: tuple[float, ...] = attrs.field(converter=_bound_tuple)
     n_candidates: int = attrs.field(default=DEFAULT_CANDIDATES, converter=_n_candidates)
     nan_policy: str = attrs.field(default="raise", validator=one_of(*NAN_POLICIES))
+
+    sensitivity_is_derived: ClassVar[bool] = False
+    """The rank utility's sensitivity is the user's declaration (1, or d for pooled values), as for any target."""
 
     accuracy_units: ClassVar[str] = "ranks"
     """Units of :meth:`Response.accuracy <diffpriv_py.Response.accuracy>` for its releases (see ``_accuracy``)."""

@@ -19,7 +19,7 @@ prepared it (``KMeans.prepare``).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import attrs
 import numpy as np
@@ -28,7 +28,8 @@ from ..._blockwise import is_out_of_core, n_rows
 from ..._datasets import as_array
 from ..._validation import check_int
 from ...exceptions import TargetOutputError
-from ...mechanisms.base import DPMech, _gamma_sensitivity, _sensitivity
+from ...mechanisms.base import _gamma_sensitivity, _sensitivity
+from ...mechanisms.composed import ComposedMech
 from ...noise import grid_step, laplace_epsilon_reserve
 from ...privacy import Eps
 from .._sensitivity_floor import not_below
@@ -223,7 +224,7 @@ def _prepare_target(self: KMeans) -> Any:
 
 
 @attrs.frozen(kw_only=True)
-class KMeans(DPMech):
+class KMeans(ComposedMech):
     """Differentially private k-means as a mechanism: coreset seeding, (improved) DPLloyd, input perturbation.
 
     ``KMeans(k, bounds=...).release_response(Eps(ε), X, rng=...)`` returns a :class:`~diffpriv_py.Response` whose
@@ -362,7 +363,6 @@ class KMeans(DPMech):
     target: Any = attrs.field(init=False, repr=False, eq=False, default=attrs.Factory(_prepare_target, takes_self=True))
     sensitivity: float = attrs.field(default=1.0, converter=_sensitivity, repr=False, validator=not_below(1.0))
     gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
-    sensitivity_is_derived: ClassVar[bool] = True
 
     # ---- public helpers ------------------------------------------------------------------------------------------
 
