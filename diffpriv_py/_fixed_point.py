@@ -33,12 +33,14 @@ import numpy as np
 __all__ = [
     "BLOCK",
     "BLOCK_SUMS",
+    "GRAM_ROWS",
     "GRID_SLACK",
     "GRID_TINY",
     "UNIT_ROUNDOFF",
     "Grid",
     "GridSums",
     "clip_rows",
+    "clipped_grid_gram",
     "clip_rows_to_norm",
     "exact_ratio",
     "grid_gram",
@@ -394,7 +396,19 @@ _FAST_SQUARES = (2.0**-800, 2.0**800)
 _FAST_BOUNDS = (2.0**-400, 2.0**400)
 
 
-def clip_rows_to_norm(block: np.ndarray, bound: float) -> np.ndarray:
+def _norm_factors(squares: np.ndarray, bound: float, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the direct path's factor c = fl(shrink / max(fl(√s), bound)) and whether the direct path applies
+    (see :func:`clip_rows_to_norm`); ``squares`` are the computed sums of squares s of the rows."""
+    shrink = 1.0 - 4.0 * (d + 4) * UNIT_ROUNDOFF
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        direct = (squares >= _FAST_SQUARES[0]) & (squares <= _FAST_SQUARES[1])  # NaN and inf fail
+        if not _FAST_BOUNDS[0] <= bound <= _FAST_BOUNDS[1]:
+            direct[:] = False
+        factors: np.ndarray = shrink / np.maximum(np.sqrt(squares), bound)
+    return factors, direct
+
+
+def clip_rows_to_norm(block: np.ndarray, bound: float, squares: np.ndarray | None = None) -> np.ndarray:
     """Rows scaled into the unit ball, x / max(‖x‖, bound), with a proven exact norm ≤ 1 for the floats returned.
 
     A row that is not finite becomes the zero row (a data-independent value, never NaN). Every row is multiplied by
@@ -417,16 +431,17 @@ def clip_rows_to_norm(block: np.ndarray, bound: float) -> np.ndarray:
     exceed 1 by about 2(d + 5)u; the same factor brings every row strictly inside.
 
     Both paths scale x by a positive factor, so the direction is kept; the output of each row depends on that row
-    only.
+    only. ``squares``, when given, are the rows' sums of squares as ``np.einsum("ij,ij->i", block, block)``
+    computed them on the caller's block (so a subset of rows gets the bits the whole block would give).
     """
     d = block.shape[1]
     shrink = 1.0 - 4.0 * (d + 4) * UNIT_ROUNDOFF
+    if squares is None:
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            squares = np.einsum("ij,ij->i", block, block)
+    factors, direct = _norm_factors(squares, bound, d)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        squares = np.einsum("ij,ij->i", block, block)
-        direct = (squares >= _FAST_SQUARES[0]) & (squares <= _FAST_SQUARES[1])  # NaN and inf fail
-        if not _FAST_BOUNDS[0] <= bound <= _FAST_BOUNDS[1]:
-            direct[:] = False
-        out: np.ndarray = block * (shrink / np.maximum(np.sqrt(squares), bound))[:, None]
+        out: np.ndarray = block * factors[:, None]
     others = np.flatnonzero(~direct)
     if others.size:
         scaled, peak, rel, finite = _by_peak(block[others])
@@ -492,3 +507,106 @@ def grid_rows(unit_rows: np.ndarray, bits: int) -> np.ndarray:
         shrunk[still] = np.trunc(scaled[still])
         q[over] = shrunk
     return q
+
+
+GRAM_ROWS = 1 << 12
+"""Rows per block of :func:`clipped_grid_gram`: a (4096 × d)-double workspace stays in the core's L2 cache for
+d ≲ 30 (in L3 above), so every pass after the first read of a block is a cache pass, at full BLAS speed."""
+
+
+def _inside_threshold(bound: float, d: int, bits: int) -> float:
+    """A sum of squares s below which a directly scaled row is proven to round to a grid vector of norm ≤ 2ᵇ.
+
+    Such a row has ‖x‖² ≤ s/(1 − γ) (γ = d·u/(1 − d·u), the error of a float sum of d non-negative products; its
+    underflows cost a relative 2⁻²⁷⁰ at most, on the direct path's s ≥ 2⁻⁸⁰⁰) and factor
+    c ≤ (shrink/bound)(1 + u), so v = fl(x·c)·2ᵇ has ‖v‖ ≤ ‖x‖·(shrink/bound)(1 + u)²·2ᵇ ≤ ‖x‖·2ᵇ/bound, and
+    ‖rint(v)‖ ≤ ‖v‖ + √d/2. With s ≤ bound²·(1 − √d·2⁻⁽ᵇ⁺¹⁾)²·(1 − γ) that is ≤ 2ᵇ. The float threshold is
+    computed with a handful of roundings and then lowered by a relative 2⁻⁴⁰ (far more than they cost); 0 (never)
+    when the margin is not positive or the bound is off the direct path.
+    """
+    margin = 1.0 - math.sqrt(d) * 2.0 ** -(bits + 1)
+    gamma_room = 1.0 - 2.0 * d * UNIT_ROUNDOFF  # ≤ 1 − γ whenever d·u ≤ ½
+    if margin <= 0.0 or gamma_room <= 0.0 or not _FAST_BOUNDS[0] <= bound <= _FAST_BOUNDS[1]:
+        return 0.0
+    return bound * bound * margin * margin * gamma_room * (1.0 - 2.0**-40)
+
+
+def clipped_grid_gram(
+    X: np.ndarray,
+    bound: float,
+    bits: int,
+    *,
+    extra: int = 0,
+    fill: Any = None,
+    nonfinite: str = "X contains NaN or infinite values.",
+) -> np.ndarray:
+    """Exact Σᵢ wᵢwᵢᵀ over the rows, w = [q | e]: q = ``grid_rows(clip_rows_to_norm(x, bound), bits)`` and ``extra``
+    columns e written by ``fill(start, stop, out)`` (integer-valued, |e| ≤ 2ᵇ, e.g. labels on the same grid and 1).
+
+    One fused pass over blocks of :data:`GRAM_ROWS` rows into one preallocated workspace: the rows' sums of squares
+    (which also find NaN or ±inf, raised as ``ValueError(nonfinite)``), the row factors, one multiplication into the
+    workspace, one rounding in place and one symmetric rank-k update (BLAS ``syrk``). ``X`` (any real dtype, any
+    strides) is never copied whole nor modified; the extra memory is O(GRAM_ROWS·(d + extra)), independent of n.
+    Returns the full symmetric (d + extra) × (d + extra) matrix of integer-valued float64.
+
+    Notes
+    -----
+    *The same integers as the reference.* For every row the kernel produces the q that
+    ``grid_rows(clip_rows_to_norm(x, bound), bits)`` gives (so releases are bit for bit those of the two-step
+    reference). On the direct path (:func:`clip_rows_to_norm`) the reference rounds u = fl(x·c) and then forms
+    u·2ᵇ (exact); the kernel forms fl(x·(c·2ᵇ)) in one step, with c·2ᵇ exact (c is a normal double ≤ 2⁴⁰¹). Scaling
+    by a power of two commutes with rounding to nearest in the normal range, so both are the same double, and when
+    x·c is subnormal both are below 2⁻⁹⁹⁰ in magnitude with the sign of x·c, which rint and trunc send to the same
+    signed zero. Rows off the direct path, and rows whose rounded norm exceeds 2ᵇ (grid_rows' exact integer
+    check), are recomputed by the reference itself from the same sums of squares. The check is skipped for a block
+    whose rows are all direct with s below :func:`_inside_threshold`, where it provably passes.
+
+    *Exact sums.* The caller's ``bits`` satisfy n·4ᵇ ≤ 2⁵² over the whole dataset (:func:`record_bits`): every
+    entry of every wwᵀ is an integer of magnitude ≤ 4ᵇ (|q·q′| ≤ ‖q‖² ≤ 4ᵇ, |e| ≤ 2ᵇ), so every partial sum of any
+    entry — inside syrk in any order and blocking, and across blocks in the accumulator — is an integer of
+    magnitude ≤ n·4ᵇ ≤ 2⁵², exactly representable. The result is therefore the exact integer Gram matrix, whatever
+    the block size, the BLAS kernel or the chunking; the block size is chosen for the cache alone. The privacy
+    argument (one record moves the exact sum by one bounded rank-one term) is untouched.
+    """
+    from scipy.linalg import blas  # noqa: PLC0415 - scipy.linalg stays out of the package's import time
+
+    n, d = X.shape
+    p = d + extra
+    rows = min(GRAM_ROWS, n)
+    step = 2.0**bits
+    rounded = d * 4.0**bits <= 2.0**_EXACT_BITS  # else grid_rows truncates every row, with no norm check
+    inside = _inside_threshold(bound, d, bits) if rounded else math.inf
+    work = np.empty((rows, p))
+    scratch = None if X.dtype == np.float64 else np.empty((rows, d))
+    upper = np.zeros((p, p), order="F")
+    for start in range(0, n, rows):
+        stop = min(start + rows, n)
+        m = stop - start
+        block = X[start:stop]
+        if scratch is not None:
+            block = scratch[:m]
+            np.copyto(block, X[start:stop], casting="unsafe")
+        w = work[:m]
+        q = w[:, :d]
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            squares = np.einsum("ij,ij->i", block, block)
+            if not np.isfinite(squares).all():
+                bad = ~np.isfinite(squares)
+                if not np.isfinite(block[bad]).all():
+                    raise ValueError(nonfinite)
+            factors, direct = _norm_factors(squares, bound, d)
+            np.multiply(factors, step, out=factors)
+            np.multiply(block, factors[:, None], out=q)
+        (np.rint if rounded else np.trunc)(q, out=q)
+        redo = ~direct
+        if rounded and not (direct.all() and squares.max() <= inside):
+            with np.errstate(invalid="ignore"):
+                redo |= np.einsum("ij,ij->i", q, q) > 4.0**bits
+        if redo.any():
+            idx = np.flatnonzero(redo)
+            q[idx] = grid_rows(clip_rows_to_norm(block[idx], bound, squares[idx]), bits)
+        if extra:
+            fill(start, stop, w[:, d:])
+        upper = blas.dsyrk(1.0, w.T, beta=1.0, c=upper, overwrite_c=1)
+    result: np.ndarray = np.triu(upper) + np.triu(upper, 1).T
+    return result
