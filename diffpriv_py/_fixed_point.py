@@ -40,8 +40,8 @@ __all__ = [
     "Grid",
     "GridSums",
     "clip_rows",
-    "clipped_grid_gram",
     "clip_rows_to_norm",
+    "clipped_grid_gram",
     "exact_ratio",
     "grid_gram",
     "grid_rows",
@@ -568,7 +568,7 @@ def clipped_grid_gram(
     the block size, the BLAS kernel or the chunking; the block size is chosen for the cache alone. The privacy
     argument (one record moves the exact sum by one bounded rank-one term) is untouched.
     """
-    from scipy.linalg import blas  # noqa: PLC0415 - scipy.linalg stays out of the package's import time
+    from scipy.linalg import blas  # scipy.linalg stays out of the package's import time
 
     n, d = X.shape
     p = d + extra
