@@ -396,15 +396,19 @@ _FAST_SQUARES = (2.0**-800, 2.0**800)
 _FAST_BOUNDS = (2.0**-400, 2.0**400)
 
 
-def _norm_factors(squares: np.ndarray, bound: float, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the direct path's factor c = fl(shrink / max(fl(√s), bound)) and whether the direct path applies
-    (see :func:`clip_rows_to_norm`); ``squares`` are the computed sums of squares s of the rows."""
-    shrink = 1.0 - 4.0 * (d + 4) * UNIT_ROUNDOFF
+def _shrink(d: int) -> float:
+    return 1.0 - 4.0 * (d + 4) * UNIT_ROUNDOFF
+
+
+def _norm_factors(squares: np.ndarray, bound: float, d: int, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the direct path's factor c = fl(shrink / max(fl(√s), bound)) times the power of two ``scale`` and
+    whether the direct path applies (see :func:`clip_rows_to_norm`); ``squares`` are the computed sums of squares s
+    of the rows. On the direct path c is a normal double, so fl(shrink·scale / m) = fl(shrink / m)·scale exactly."""
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         direct = (squares >= _FAST_SQUARES[0]) & (squares <= _FAST_SQUARES[1])  # NaN and inf fail
         if not _FAST_BOUNDS[0] <= bound <= _FAST_BOUNDS[1]:
             direct[:] = False
-        factors: np.ndarray = shrink / np.maximum(np.sqrt(squares), bound)
+        factors: np.ndarray = (_shrink(d) * scale) / np.maximum(np.sqrt(squares), bound)
     return factors, direct
 
 
@@ -435,7 +439,7 @@ def clip_rows_to_norm(block: np.ndarray, bound: float, squares: np.ndarray | Non
     computed them on the caller's block (so a subset of rows gets the bits the whole block would give).
     """
     d = block.shape[1]
-    shrink = 1.0 - 4.0 * (d + 4) * UNIT_ROUNDOFF
+    shrink = _shrink(d)
     if squares is None:
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             squares = np.einsum("ij,ij->i", block, block)
@@ -514,21 +518,43 @@ GRAM_ROWS = 1 << 12
 d ≲ 30 (in L3 above), so every pass after the first read of a block is a cache pass, at full BLAS speed."""
 
 
-def _inside_threshold(bound: float, d: int, bits: int) -> float:
-    """A sum of squares s below which a directly scaled row is proven to round to a grid vector of norm ≤ 2ᵇ.
+def _uniform_limit(bound: float, d: int, bits: int, rounded: bool) -> float:
+    """A sum of squares s up to which a row is on the direct path with factor fl(shrink/bound) and, when ``rounded``,
+    provably rounds to a grid vector of norm ≤ 2ᵇ (so grid_rows' norm check passes); 0 when there is none.
 
-    Such a row has ‖x‖² ≤ s/(1 − γ) (γ = d·u/(1 − d·u), the error of a float sum of d non-negative products; its
-    underflows cost a relative 2⁻²⁷⁰ at most, on the direct path's s ≥ 2⁻⁸⁰⁰) and factor
+    Any s ≤ limit < bound² has fl(√s) ≤ bound (the square root is correctly rounded and monotone), so
+    max(fl(√s), bound) = bound and the row's factor is c = fl(shrink/bound); s ≥ 2⁻⁸⁰⁰ (checked by the caller) and
+    bound ∈ [2⁻⁴⁰⁰, 2⁴⁰⁰] make it a direct row. For ``rounded``: such a row has ‖x‖² ≤ s/(1 − γ) (γ = d·u/(1 − d·u),
+    the error of a float sum of d non-negative products; underflows cost a relative 2⁻²⁷⁰ at most above 2⁻⁸⁰⁰) and
     c ≤ (shrink/bound)(1 + u), so v = fl(x·c)·2ᵇ has ‖v‖ ≤ ‖x‖·(shrink/bound)(1 + u)²·2ᵇ ≤ ‖x‖·2ᵇ/bound, and
-    ‖rint(v)‖ ≤ ‖v‖ + √d/2. With s ≤ bound²·(1 − √d·2⁻⁽ᵇ⁺¹⁾)²·(1 − γ) that is ≤ 2ᵇ. The float threshold is
-    computed with a handful of roundings and then lowered by a relative 2⁻⁴⁰ (far more than they cost); 0 (never)
-    when the margin is not positive or the bound is off the direct path.
+    ‖rint(v)‖ ≤ ‖v‖ + √d/2; with s ≤ bound²·(1 − √d·2⁻⁽ᵇ⁺¹⁾)²·(1 − γ) that is ≤ 2ᵇ. The float limit is computed
+    with a handful of roundings and lowered by a relative 2⁻⁴⁰, far more than they cost.
     """
-    margin = 1.0 - math.sqrt(d) * 2.0 ** -(bits + 1)
-    gamma_room = 1.0 - 2.0 * d * UNIT_ROUNDOFF  # ≤ 1 − γ whenever d·u ≤ ½
+    margin = 1.0 - math.sqrt(d) * 2.0 ** -(bits + 1) if rounded else 1.0
+    gamma_room = 1.0 - 2.0 * d * UNIT_ROUNDOFF if rounded else 1.0  # ≤ 1 − γ whenever d·u ≤ ½
     if margin <= 0.0 or gamma_room <= 0.0 or not _FAST_BOUNDS[0] <= bound <= _FAST_BOUNDS[1]:
         return 0.0
     return bound * bound * margin * margin * gamma_room * (1.0 - 2.0**-40)
+
+
+def _general_rows(
+    block: np.ndarray, squares: np.ndarray, q: np.ndarray, bound: float, bits: int, rounded: bool, nonfinite: str
+) -> None:
+    """Grid rows of a block with clipped, extreme or non-finite rows, written into ``q`` (see clipped_grid_gram)."""
+    finite = np.isfinite(squares)
+    if not finite.all() and not np.isfinite(block[~finite]).all():
+        raise ValueError(nonfinite)
+    factors, direct = _norm_factors(squares, bound, block.shape[1], 2.0**bits)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        np.multiply(block, factors[:, None], out=q)
+    (np.rint if rounded else np.trunc)(q, out=q)
+    redo = ~direct
+    if rounded:
+        with np.errstate(invalid="ignore"):
+            redo |= np.einsum("ij,ij->i", q, q) > 4.0**bits
+    if redo.any():
+        idx = np.flatnonzero(redo)
+        q[idx] = grid_rows(clip_rows_to_norm(block[idx], bound, squares[idx]), bits)
 
 
 def clipped_grid_gram(
@@ -538,10 +564,12 @@ def clipped_grid_gram(
     *,
     extra: int = 0,
     fill: Any = None,
+    ones: bool = False,
     nonfinite: str = "X contains NaN or infinite values.",
 ) -> np.ndarray:
     """Exact Σᵢ wᵢwᵢᵀ over the rows, w = [q | e]: q = ``grid_rows(clip_rows_to_norm(x, bound), bits)`` and ``extra``
-    columns e written by ``fill(start, stop, out)`` (integer-valued, |e| ≤ 2ᵇ, e.g. labels on the same grid and 1).
+    columns e written by ``fill(start, stop, out)`` (integer-valued, |e| ≤ 2ᵇ, e.g. labels on the same grid), then a
+    column of ones if ``ones`` (the Gram matrix then also holds Σq, Σe and n).
 
     One fused pass over blocks of :data:`GRAM_ROWS` rows into one preallocated workspace: the rows' sums of squares
     (which also find NaN or ±inf, raised as ``ValueError(nonfinite)``), the row factors, one multiplication into the
@@ -558,8 +586,9 @@ def clipped_grid_gram(
     by a power of two commutes with rounding to nearest in the normal range, so both are the same double, and when
     x·c is subnormal both are below 2⁻⁹⁹⁰ in magnitude with the sign of x·c, which rint and trunc send to the same
     signed zero. Rows off the direct path, and rows whose rounded norm exceeds 2ᵇ (grid_rows' exact integer
-    check), are recomputed by the reference itself from the same sums of squares. The check is skipped for a block
-    whose rows are all direct with s below :func:`_inside_threshold`, where it provably passes.
+    check), are recomputed by the reference itself from the same sums of squares. A block whose sums of squares all
+    lie in [2⁻⁸⁰⁰, :func:`_uniform_limit`] (the common case: no row clipped) has one factor fl(shrink/bound)·2ᵇ for
+    every row and provably passes the check, so it is scaled by that scalar with no per-row work.
 
     *Exact sums.* The caller's ``bits`` satisfy n·4ᵇ ≤ 2⁵² over the whole dataset (:func:`record_bits`): every
     entry of every wwᵀ is an integer of magnitude ≤ 4ᵇ (|q·q′| ≤ ‖q‖² ≤ 4ᵇ, |e| ≤ 2ᵇ), so every partial sum of any
@@ -571,42 +600,34 @@ def clipped_grid_gram(
     from scipy.linalg import blas  # scipy.linalg stays out of the package's import time
 
     n, d = X.shape
-    p = d + extra
+    p = d + extra + ones
     rows = min(GRAM_ROWS, n)
     step = 2.0**bits
     rounded = d * 4.0**bits <= 2.0**_EXACT_BITS  # else grid_rows truncates every row, with no norm check
-    inside = _inside_threshold(bound, d, bits) if rounded else math.inf
+    to_grid = np.rint if rounded else np.trunc
+    limit = _uniform_limit(bound, d, bits, rounded)
+    common = (_shrink(d) / bound) * step  # c = fl(shrink/bound), then an exact power-of-two scaling
     work = np.empty((rows, p))
+    if ones:
+        work[:, p - 1] = 1.0
     scratch = None if X.dtype == np.float64 else np.empty((rows, d))
     upper = np.zeros((p, p), order="F")
     for start in range(0, n, rows):
         stop = min(start + rows, n)
-        m = stop - start
         block = X[start:stop]
         if scratch is not None:
-            block = scratch[:m]
+            block = scratch[: stop - start]
             np.copyto(block, X[start:stop], casting="unsafe")
-        w = work[:m]
+        w = work[: stop - start]
         q = w[:, :d]
-        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            squares = np.einsum("ij,ij->i", block, block)
-            if not np.isfinite(squares).all():
-                bad = ~np.isfinite(squares)
-                if not np.isfinite(block[bad]).all():
-                    raise ValueError(nonfinite)
-            factors, direct = _norm_factors(squares, bound, d)
-            np.multiply(factors, step, out=factors)
-            np.multiply(block, factors[:, None], out=q)
-        (np.rint if rounded else np.trunc)(q, out=q)
-        redo = ~direct
-        if rounded and not (direct.all() and squares.max() <= inside):
-            with np.errstate(invalid="ignore"):
-                redo |= np.einsum("ij,ij->i", q, q) > 4.0**bits
-        if redo.any():
-            idx = np.flatnonzero(redo)
-            q[idx] = grid_rows(clip_rows_to_norm(block[idx], bound, squares[idx]), bits)
+        squares = np.einsum("ij,ij->i", block, block)  # the reference's bits; ±inf or NaN for a non-finite row
+        if squares.min() >= _FAST_SQUARES[0] and squares.max() <= limit:  # False for NaN
+            np.multiply(block, common, out=q)
+            to_grid(q, out=q)
+        else:
+            _general_rows(block, squares, q, bound, bits, rounded, nonfinite)
         if extra:
-            fill(start, stop, w[:, d:])
+            fill(start, stop, w[:, d : d + extra])
         upper = blas.dsyrk(1.0, w.T, beta=1.0, c=upper, overwrite_c=1)
     result: np.ndarray = np.triu(upper) + np.triu(upper, 1).T
     return result

@@ -161,10 +161,9 @@ def _exact_sums(
         block = labels[start:stop]
         if not np.isfinite(block).all():
             raise ValueError(_NONFINITE)
-        out[:, :t] = _grid_labels(block, *label_scale, bits)
-        out[:, t] = 1.0
+        out[...] = _grid_labels(block, *label_scale, bits)
 
-    gram = clipped_grid_gram(X, data_norm, bits, extra=t + 1, fill=fill, nonfinite=_NONFINITE)
+    gram = clipped_grid_gram(X, data_norm, bits, extra=t, fill=fill, ones=True, nonfinite=_NONFINITE)
     return (
         np.ldexp(gram[:d, :d], -2 * bits),
         np.ldexp(gram[:d, d : d + t], -2 * bits),
