@@ -600,34 +600,42 @@ def clipped_grid_gram(
     from scipy.linalg import blas  # scipy.linalg stays out of the package's import time
 
     n, d = X.shape
-    p = d + extra + ones
+    e = extra + ones
     rows = min(GRAM_ROWS, n)
     step = 2.0**bits
     rounded = d * 4.0**bits <= 2.0**_EXACT_BITS  # else grid_rows truncates every row, with no norm check
     to_grid = np.rint if rounded else np.trunc
     limit = _uniform_limit(bound, d, bits, rounded)
     common = (_shrink(d) / bound) * step  # c = fl(shrink/bound), then an exact power-of-two scaling
-    work = np.empty((rows, p))
+    # Two contiguous workspaces (strided writes into one [q | e] array cost half again as much as the product).
+    work = np.empty((rows, d))
+    extras = np.empty((rows, e))
     if ones:
-        work[:, p - 1] = 1.0
+        extras[:, extra] = 1.0
     scratch = None if X.dtype == np.float64 else np.empty((rows, d))
-    upper = np.zeros((p, p), order="F")
+    upper = np.zeros((d, d), order="F")
+    cross = np.zeros((d, e))
+    corner = np.zeros((e, e))
     for start in range(0, n, rows):
         stop = min(start + rows, n)
         block = X[start:stop]
         if scratch is not None:
             block = scratch[: stop - start]
             np.copyto(block, X[start:stop], casting="unsafe")
-        w = work[: stop - start]
-        q = w[:, :d]
+        q = work[: stop - start]
         squares = np.einsum("ij,ij->i", block, block)  # the reference's bits; ±inf or NaN for a non-finite row
         if squares.min() >= _FAST_SQUARES[0] and squares.max() <= limit:  # False for NaN
             np.multiply(block, common, out=q)
             to_grid(q, out=q)
         else:
             _general_rows(block, squares, q, bound, bits, rounded, nonfinite)
-        if extra:
-            fill(start, stop, w[:, d : d + extra])
-        upper = blas.dsyrk(1.0, w.T, beta=1.0, c=upper, overwrite_c=1)
-    result: np.ndarray = np.triu(upper) + np.triu(upper, 1).T
+        upper = blas.dsyrk(1.0, q.T, beta=1.0, c=upper, overwrite_c=1)
+        if e:
+            x = extras[: stop - start]
+            if extra:
+                fill(start, stop, x[:, :extra])
+            cross += q.T @ x
+            corner += x.T @ x
+    gram = np.triu(upper) + np.triu(upper, 1).T
+    result: np.ndarray = np.block([[gram, cross], [cross.T, corner]]) if e else gram
     return result
