@@ -442,8 +442,10 @@ def clip_rows_to_norm(block: np.ndarray, bound: float, squares: np.ndarray | Non
     shrink = _shrink(d)
     if squares is None:
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            squares = np.einsum("ij,ij->i", block, block)
-    factors, direct = _norm_factors(squares, bound, d)
+            sums: np.ndarray = np.einsum("ij,ij->i", block, block)
+    else:
+        sums = squares
+    factors, direct = _norm_factors(sums, bound, d)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         out: np.ndarray = block * factors[:, None]
     others = np.flatnonzero(~direct)
