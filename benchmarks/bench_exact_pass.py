@@ -101,6 +101,9 @@ def bench_pca(n: int, repeats: int) -> list[str]:
             "PCA(5) (default wishart, ε = 1)": lambda seed: PCA(5, data_norm=20.0).release_response(
                 dp.Eps(1.0), X, rng=seed
             ),
+            "PCA(5), data_norm = 5 (nearly every row clipped)": lambda seed: PCA(5, data_norm=5.0).release_response(
+                dp.Eps(1.0), X, rng=seed
+            ),
         },
         repeats,
     )
