@@ -506,13 +506,17 @@ def grid_rows(unit_rows: np.ndarray, bits: int) -> np.ndarray:
     np.rint(q, out=q)
     over = np.flatnonzero(np.einsum("ij,ij->i", q, q) > 4.0**bits)
     if over.size:
-        # A row on the sphere: shrink it by √d/2 grid steps first (‖rint(v)‖ ≤ ‖v‖ + √d/2), checked again exactly.
-        scaled = unit_rows[over] * step
-        shrunk = np.rint(scaled * (1.0 - math.sqrt(unit_rows.shape[1]) * 2.0 ** -(bits + 1)))
-        still = np.einsum("ij,ij->i", shrunk, shrunk) > 4.0**bits
-        shrunk[still] = np.trunc(scaled[still])
-        q[over] = shrunk
+        q[over] = _into_ball(unit_rows[over] * step, bits)
     return q
+
+
+def _into_ball(scaled: np.ndarray, bits: int) -> np.ndarray:
+    """Grid rows of norm ≤ 2ᵇ for rows v = u·2ᵇ (‖u‖ ≤ 1) whose nearest grid point lies outside the ball: v shrunk by
+    √d/2 grid steps first (‖rint(v)‖ ≤ ‖v‖ + √d/2), checked again exactly, and truncated toward zero if still out."""
+    shrunk: np.ndarray = np.rint(scaled * (1.0 - math.sqrt(scaled.shape[1]) * 2.0 ** -(bits + 1)))
+    still = np.einsum("ij,ij->i", shrunk, shrunk) > 4.0**bits
+    shrunk[still] = np.trunc(scaled[still])
+    return shrunk
 
 
 GRAM_ROWS = 1 << 12
@@ -550,12 +554,14 @@ def _general_rows(
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         np.multiply(block, factors[:, None], out=q)
     (np.rint if rounded else np.trunc)(q, out=q)
-    redo = ~direct
     if rounded:
         with np.errstate(invalid="ignore"):
-            redo |= np.einsum("ij,ij->i", q, q) > 4.0**bits
-    if redo.any():
-        idx = np.flatnonzero(redo)
+            over = np.flatnonzero((np.einsum("ij,ij->i", q, q) > 4.0**bits) & direct)
+        if over.size:  # block·factors is u·2ᵇ bit for bit on the direct path (see clipped_grid_gram's Notes)
+            with np.errstate(under="ignore"):
+                q[over] = _into_ball(block[over] * factors[over, None], bits)
+    if not direct.all():
+        idx = np.flatnonzero(~direct)
         q[idx] = grid_rows(clip_rows_to_norm(block[idx], bound, squares[idx]), bits)
 
 
@@ -587,8 +593,9 @@ def clipped_grid_gram(
     u·2ᵇ (exact); the kernel forms fl(x·(c·2ᵇ)) in one step, with c·2ᵇ exact (c is a normal double ≤ 2⁴⁰¹). Scaling
     by a power of two commutes with rounding to nearest in the normal range, so both are the same double, and when
     x·c is subnormal both are below 2⁻⁹⁹⁰ in magnitude with the sign of x·c, which rint and trunc send to the same
-    signed zero. Rows off the direct path, and rows whose rounded norm exceeds 2ᵇ (grid_rows' exact integer
-    check), are recomputed by the reference itself from the same sums of squares. A block whose sums of squares all
+    signed zero. Rows whose rounded norm exceeds 2ᵇ (grid_rows' exact integer check) go through grid_rows' own rule
+    (:func:`_into_ball`) from the same u·2ᵇ; rows off the direct path are recomputed by the reference itself from the
+    same sums of squares. A block whose sums of squares all
     lie in [2⁻⁸⁰⁰, :func:`_uniform_limit`] (the common case: no row clipped) has one factor fl(shrink/bound)·2ᵇ for
     every row and provably passes the check, so it is scaled by that scalar with no per-row work.
 
