@@ -68,7 +68,12 @@ def test_blocks_on_the_common_path_and_straddling_zero():
     X[:4096] /= np.linalg.norm(X[:4096], axis=1, keepdims=True) / (1 - 2.0**-15)  # inside, just under the bound
     X[4096:8192:3] = rng.choice([-1.0, 1.0], (len(range(4096, 8192, 3)), d)) * 2.0**-1074
     for bound in (1.0, 1.0 + 2.0**-52, 0.999):
-        assert_same(clipped_grid_gram(X, bound, record_bits(n)), reference(X, bound, record_bits(n)))
+        for bits in (record_bits(n), 4):  # on a coarse grid rint pushes rows just inside the ball out of it
+            assert_same(clipped_grid_gram(X, bound, bits), reference(X, bound, bits))
+    inside = X[:4096] * (1 - 2.0**-30) / (1 - 2.0**-15)  # unclipped, a hair inside the sphere: the check must run
+    nearest = np.rint(clip_rows_to_norm(inside, 1.0) * 16)
+    assert (np.einsum("ij,ij->i", nearest, nearest) > 256).any()  # some rows do round out of the ball
+    assert_same(clipped_grid_gram(inside, 1.0, 4), reference(inside, 1.0, 4))
 
 
 def test_truncating_grid_of_small_n():
