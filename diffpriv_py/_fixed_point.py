@@ -33,6 +33,7 @@ import numpy as np
 __all__ = [
     "BLOCK",
     "BLOCK_SUMS",
+    "GRAM_ROWS",
     "GRID_SLACK",
     "GRID_TINY",
     "UNIT_ROUNDOFF",
@@ -40,6 +41,7 @@ __all__ = [
     "GridSums",
     "clip_rows",
     "clip_rows_to_norm",
+    "clipped_grid_gram",
     "exact_ratio",
     "grid_gram",
     "grid_rows",
@@ -394,7 +396,23 @@ _FAST_SQUARES = (2.0**-800, 2.0**800)
 _FAST_BOUNDS = (2.0**-400, 2.0**400)
 
 
-def clip_rows_to_norm(block: np.ndarray, bound: float) -> np.ndarray:
+def _shrink(d: int) -> float:
+    return 1.0 - 4.0 * (d + 4) * UNIT_ROUNDOFF
+
+
+def _norm_factors(squares: np.ndarray, bound: float, d: int, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the direct path's factor c = fl(shrink / max(fl(√s), bound)) times the power of two ``scale`` and
+    whether the direct path applies (see :func:`clip_rows_to_norm`); ``squares`` are the computed sums of squares s
+    of the rows. On the direct path c is a normal double, so fl(shrink·scale / m) = fl(shrink / m)·scale exactly."""
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        direct = (squares >= _FAST_SQUARES[0]) & (squares <= _FAST_SQUARES[1])  # NaN and inf fail
+        if not _FAST_BOUNDS[0] <= bound <= _FAST_BOUNDS[1]:
+            direct[:] = False
+        factors: np.ndarray = (_shrink(d) * scale) / np.maximum(np.sqrt(squares), bound)
+    return factors, direct
+
+
+def clip_rows_to_norm(block: np.ndarray, bound: float, squares: np.ndarray | None = None) -> np.ndarray:
     """Rows scaled into the unit ball, x / max(‖x‖, bound), with a proven exact norm ≤ 1 for the floats returned.
 
     A row that is not finite becomes the zero row (a data-independent value, never NaN). Every row is multiplied by
@@ -417,16 +435,19 @@ def clip_rows_to_norm(block: np.ndarray, bound: float) -> np.ndarray:
     exceed 1 by about 2(d + 5)u; the same factor brings every row strictly inside.
 
     Both paths scale x by a positive factor, so the direction is kept; the output of each row depends on that row
-    only.
+    only. ``squares``, when given, are the rows' sums of squares as ``np.einsum("ij,ij->i", block, block)``
+    computed them on the caller's block (so a subset of rows gets the bits the whole block would give).
     """
     d = block.shape[1]
-    shrink = 1.0 - 4.0 * (d + 4) * UNIT_ROUNDOFF
+    shrink = _shrink(d)
+    if squares is None:
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            sums: np.ndarray = np.einsum("ij,ij->i", block, block)
+    else:
+        sums = squares
+    factors, direct = _norm_factors(sums, bound, d)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        squares = np.einsum("ij,ij->i", block, block)
-        direct = (squares >= _FAST_SQUARES[0]) & (squares <= _FAST_SQUARES[1])  # NaN and inf fail
-        if not _FAST_BOUNDS[0] <= bound <= _FAST_BOUNDS[1]:
-            direct[:] = False
-        out: np.ndarray = block * (shrink / np.maximum(np.sqrt(squares), bound))[:, None]
+        out: np.ndarray = block * factors[:, None]
     others = np.flatnonzero(~direct)
     if others.size:
         scaled, peak, rel, finite = _by_peak(block[others])
@@ -485,10 +506,145 @@ def grid_rows(unit_rows: np.ndarray, bits: int) -> np.ndarray:
     np.rint(q, out=q)
     over = np.flatnonzero(np.einsum("ij,ij->i", q, q) > 4.0**bits)
     if over.size:
-        # A row on the sphere: shrink it by √d/2 grid steps first (‖rint(v)‖ ≤ ‖v‖ + √d/2), checked again exactly.
-        scaled = unit_rows[over] * step
-        shrunk = np.rint(scaled * (1.0 - math.sqrt(unit_rows.shape[1]) * 2.0 ** -(bits + 1)))
-        still = np.einsum("ij,ij->i", shrunk, shrunk) > 4.0**bits
-        shrunk[still] = np.trunc(scaled[still])
-        q[over] = shrunk
+        q[over] = _into_ball(unit_rows[over] * step, bits)
     return q
+
+
+def _into_ball(scaled: np.ndarray, bits: int) -> np.ndarray:
+    """Grid rows of norm ≤ 2ᵇ for rows v = u·2ᵇ (‖u‖ ≤ 1) whose nearest grid point lies outside the ball: v shrunk by
+    √d/2 grid steps first (‖rint(v)‖ ≤ ‖v‖ + √d/2), checked again exactly, and truncated toward zero if still out."""
+    shrunk: np.ndarray = np.rint(scaled * (1.0 - math.sqrt(scaled.shape[1]) * 2.0 ** -(bits + 1)))
+    still = np.einsum("ij,ij->i", shrunk, shrunk) > 4.0**bits
+    shrunk[still] = np.trunc(scaled[still])
+    return shrunk
+
+
+GRAM_ROWS = 1 << 12
+"""Rows per block of :func:`clipped_grid_gram`: a (4096 × d)-double workspace stays in the core's L2 cache for
+d ≲ 30 (in L3 above), so every pass after the first read of a block is a cache pass, at full BLAS speed."""
+
+
+def _uniform_limit(bound: float, d: int, bits: int, rounded: bool) -> float:
+    """A sum of squares s up to which a row is on the direct path with factor fl(shrink/bound) and, when ``rounded``,
+    provably rounds to a grid vector of norm ≤ 2ᵇ (so grid_rows' norm check passes); 0 when there is none.
+
+    Any s ≤ limit < bound² has fl(√s) ≤ bound (the square root is correctly rounded and monotone), so
+    max(fl(√s), bound) = bound and the row's factor is c = fl(shrink/bound); s ≥ 2⁻⁸⁰⁰ (checked by the caller) and
+    bound ∈ [2⁻⁴⁰⁰, 2⁴⁰⁰] make it a direct row. For ``rounded``: such a row has ‖x‖² ≤ s/(1 − γ) (γ = d·u/(1 − d·u),
+    the error of a float sum of d non-negative products; underflows cost a relative 2⁻²⁷⁰ at most above 2⁻⁸⁰⁰) and
+    c ≤ (shrink/bound)(1 + u), so v = fl(x·c)·2ᵇ has ‖v‖ ≤ ‖x‖·(shrink/bound)(1 + u)²·2ᵇ ≤ ‖x‖·2ᵇ/bound, and
+    ‖rint(v)‖ ≤ ‖v‖ + √d/2; with s ≤ bound²·(1 − √d·2⁻⁽ᵇ⁺¹⁾)²·(1 − γ) that is ≤ 2ᵇ. The float limit is computed
+    with a handful of roundings and lowered by a relative 2⁻⁴⁰, far more than they cost.
+    """
+    margin = 1.0 - math.sqrt(d) * 2.0 ** -(bits + 1) if rounded else 1.0
+    gamma_room = 1.0 - 2.0 * d * UNIT_ROUNDOFF if rounded else 1.0  # ≤ 1 − γ whenever d·u ≤ ½
+    if margin <= 0.0 or gamma_room <= 0.0 or not _FAST_BOUNDS[0] <= bound <= _FAST_BOUNDS[1]:
+        return 0.0
+    return bound * bound * margin * margin * gamma_room * (1.0 - 2.0**-40)
+
+
+def _general_rows(
+    block: np.ndarray, squares: np.ndarray, q: np.ndarray, bound: float, bits: int, rounded: bool, nonfinite: str
+) -> None:
+    """Grid rows of a block with clipped, extreme or non-finite rows, written into ``q`` (see clipped_grid_gram)."""
+    finite = np.isfinite(squares)
+    if not finite.all() and not np.isfinite(block[~finite]).all():
+        raise ValueError(nonfinite)
+    factors, direct = _norm_factors(squares, bound, block.shape[1], 2.0**bits)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        np.multiply(block, factors[:, None], out=q)
+    (np.rint if rounded else np.trunc)(q, out=q)
+    if rounded:
+        with np.errstate(invalid="ignore"):
+            over = np.flatnonzero((np.einsum("ij,ij->i", q, q) > 4.0**bits) & direct)
+        if over.size:  # block·factors is u·2ᵇ bit for bit on the direct path (see clipped_grid_gram's Notes)
+            with np.errstate(under="ignore"):
+                q[over] = _into_ball(block[over] * factors[over, None], bits)
+    if not direct.all():
+        idx = np.flatnonzero(~direct)
+        q[idx] = grid_rows(clip_rows_to_norm(block[idx], bound, squares[idx]), bits)
+
+
+def clipped_grid_gram(
+    X: np.ndarray,
+    bound: float,
+    bits: int,
+    *,
+    extra: int = 0,
+    fill: Any = None,
+    ones: bool = False,
+    nonfinite: str = "X contains NaN or infinite values.",
+) -> np.ndarray:
+    """Exact Σᵢ wᵢwᵢᵀ over the rows, w = [q | e]: q = ``grid_rows(clip_rows_to_norm(x, bound), bits)`` and ``extra``
+    columns e written by ``fill(start, stop, out)`` (integer-valued, |e| ≤ 2ᵇ, e.g. labels on the same grid), then a
+    column of ones if ``ones`` (the Gram matrix then also holds Σq, Σe and n).
+
+    One fused pass over blocks of :data:`GRAM_ROWS` rows into one preallocated workspace: the rows' sums of squares
+    (which also find NaN or ±inf, raised as ``ValueError(nonfinite)``), the row factors, one multiplication into the
+    workspace, one rounding in place and one symmetric rank-k update (BLAS ``syrk``). ``X`` (any real dtype, any
+    strides) is never copied whole nor modified; the extra memory is O(GRAM_ROWS·(d + extra)), independent of n.
+    Returns the full symmetric (d + extra) × (d + extra) matrix of integer-valued float64.
+
+    Notes
+    -----
+    *The same integers as the reference.* For every row the kernel produces the q that
+    ``grid_rows(clip_rows_to_norm(x, bound), bits)`` gives (so releases are bit for bit those of the two-step
+    reference). On the direct path (:func:`clip_rows_to_norm`) the reference rounds u = fl(x·c) and then forms
+    u·2ᵇ (exact); the kernel forms fl(x·(c·2ᵇ)) in one step, with c·2ᵇ exact (c is a normal double ≤ 2⁴⁰¹). Scaling
+    by a power of two commutes with rounding to nearest in the normal range, so both are the same double, and when
+    x·c is subnormal both are below 2⁻⁹⁹⁰ in magnitude with the sign of x·c, which rint and trunc send to the same
+    signed zero. Rows whose rounded norm exceeds 2ᵇ (grid_rows' exact integer check) go through grid_rows' own rule
+    (:func:`_into_ball`) from the same u·2ᵇ; rows off the direct path are recomputed by the reference itself from the
+    same sums of squares. A block whose sums of squares all
+    lie in [2⁻⁸⁰⁰, :func:`_uniform_limit`] (the common case: no row clipped) has one factor fl(shrink/bound)·2ᵇ for
+    every row and provably passes the check, so it is scaled by that scalar with no per-row work.
+
+    *Exact sums.* The caller's ``bits`` satisfy n·4ᵇ ≤ 2⁵² over the whole dataset (:func:`record_bits`): every
+    entry of every wwᵀ is an integer of magnitude ≤ 4ᵇ (|q·q′| ≤ ‖q‖² ≤ 4ᵇ, |e| ≤ 2ᵇ), so every partial sum of any
+    entry — inside syrk in any order and blocking, and across blocks in the accumulator — is an integer of
+    magnitude ≤ n·4ᵇ ≤ 2⁵², exactly representable. The result is therefore the exact integer Gram matrix, whatever
+    the block size, the BLAS kernel or the chunking; the block size is chosen for the cache alone. The privacy
+    argument (one record moves the exact sum by one bounded rank-one term) is untouched.
+    """
+    from scipy.linalg import blas  # scipy.linalg stays out of the package's import time
+
+    n, d = X.shape
+    e = extra + ones
+    rows = min(GRAM_ROWS, n)
+    step = 2.0**bits
+    rounded = d * 4.0**bits <= 2.0**_EXACT_BITS  # else grid_rows truncates every row, with no norm check
+    to_grid = np.rint if rounded else np.trunc
+    limit = _uniform_limit(bound, d, bits, rounded)
+    common = (_shrink(d) / bound) * step  # c = fl(shrink/bound), then an exact power-of-two scaling
+    # Two contiguous workspaces (strided writes into one [q | e] array cost half again as much as the product).
+    work = np.empty((rows, d))
+    extras = np.empty((rows, e))
+    if ones:
+        extras[:, extra] = 1.0
+    scratch = None if X.dtype == np.float64 else np.empty((rows, d))
+    upper = np.zeros((d, d), order="F")
+    cross = np.zeros((d, e))
+    corner = np.zeros((e, e))
+    for start in range(0, n, rows):
+        stop = min(start + rows, n)
+        block = X[start:stop]
+        if scratch is not None:
+            block = scratch[: stop - start]
+            np.copyto(block, X[start:stop], casting="unsafe")
+        q = work[: stop - start]
+        squares = np.einsum("ij,ij->i", block, block)  # the reference's bits; ±inf or NaN for a non-finite row
+        if squares.min() >= _FAST_SQUARES[0] and squares.max() <= limit:  # False for NaN
+            np.multiply(block, common, out=q)
+            to_grid(q, out=q)
+        else:
+            _general_rows(block, squares, q, bound, bits, rounded, nonfinite)
+        upper = blas.dsyrk(1.0, q.T, beta=1.0, c=upper, overwrite_c=1)
+        if e:
+            x = extras[: stop - start]
+            if extra:
+                fill(start, stop, x[:, :extra])
+            cross += q.T @ x
+            corner += x.T @ x
+    gram = np.triu(upper) + np.triu(upper, 1).T
+    result: np.ndarray = np.block([[gram, cross], [cross.T, corner]]) if e else gram
+    return result

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._blockwise import first_block, is_out_of_core, map_reduce, n_rows
 from .._datasets import as_array
-from .._fixed_point import UNIT_ROUNDOFF, clip_rows_to_norm, grid_rows, record_bits
+from .._fixed_point import UNIT_ROUNDOFF, clip_rows_to_norm, clipped_grid_gram, grid_rows, record_bits
 from .._validation import check_in_range
 from ..exceptions import TargetOutputError
 from ..mechanisms.base import _gamma_sensitivity, _sensitivity
@@ -125,13 +125,52 @@ def _bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         raise TypeError(f"The '{attribute.name}' parameter of LinearRegression must be True or False. Got {value!r}.")
 
 
+_NONFINITE = "The data passed to LinearRegression contains NaN or infinite values. Remove or impute them."
+
+
 def _supervised(data: Any) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) as float64 arrays of the shapes given, refusing NaN or infinite values."""
     X, y = _public_form(data)
     X, y = X.astype(np.float64, copy=False), y.astype(np.float64, copy=False)
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
-        raise ValueError("The data passed to LinearRegression contains NaN or infinite values. Remove or impute them.")
+        raise ValueError(_NONFINITE)
     return X, y
+
+
+def _grid_labels(y: np.ndarray, mid: Any, half: Any, bits: int) -> np.ndarray:
+    """Labels mapped into [−1, 1] by ``label_bound`` and truncated onto the grid: integers k with |k| ≤ 2ᵇ."""
+    t = np.clip((y.astype(np.float64, copy=False) - mid) / half, -1.0, 1.0)
+    result: np.ndarray = np.trunc(np.ldexp(t, bits))
+    return result
+
+
+def _exact_sums(
+    X: np.ndarray, y: np.ndarray, n: int, data_norm: float, label_scale: tuple[Any, Any]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A = Σzzᵀ, b = Σz·tᵀ, s = Σz and u = Σt over the normalised records (:meth:`LinearRegression.normalise`).
+
+    One fused exact pass (:func:`~diffpriv_py._fixed_point.clipped_grid_gram`) over w = [q | k | 1], q the grid
+    row and k the grid labels (integers ≤ 2ᵇ in magnitude): the Gram matrix of w holds every sum as an exact
+    integer, scaled back by 2⁻²ᵇ or 2⁻ᵇ (exact), so the four sums are bit for bit those of the normalised records.
+    n is the size of the whole dataset (it sets the grid), also when X, y are one block of it.
+    """
+    bits = record_bits(n, degree=2)
+    labels = y.reshape(y.shape[0], -1)  # every sum is exact, so a 1-D y gives the same bits
+    d, t = X.shape[1], labels.shape[1]
+
+    def fill(start: int, stop: int, out: np.ndarray) -> None:
+        block = labels[start:stop]
+        if not np.isfinite(block).all():
+            raise ValueError(_NONFINITE)
+        out[...] = _grid_labels(block, *label_scale, bits)
+
+    gram = clipped_grid_gram(X, data_norm, bits, extra=t, fill=fill, ones=True, nonfinite=_NONFINITE)
+    return (
+        np.ldexp(gram[:d, :d], -2 * bits),
+        np.ldexp(gram[:d, d : d + t], -2 * bits),
+        np.ldexp(gram[:d, d + t], -bits),
+        np.ldexp(gram[d : d + t, d + t], -bits),
+    )
 
 
 def _public_form(data: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -402,9 +441,7 @@ class LinearRegression(ComposedMech):
         # toward zero onto multiples of 2⁻ᵇ, so every sum below is exact in float64 (see record_bits).
         bits = record_bits(n, degree=2)
         Z = np.ldexp(grid_rows(clip_rows_to_norm(X, self.data_norm), bits), -bits)
-        mid, half = self._label_scale()
-        t = np.clip((y - mid) / half, -1.0, 1.0)
-        return Z, np.ldexp(np.trunc(np.ldexp(t, bits)), -bits)
+        return Z, np.ldexp(_grid_labels(y, *self._label_scale(), bits), -bits)
 
     def _label_scale(self) -> tuple[Any, Any]:
         """Midpoint and half-width of ``label_bound``: floats, or arrays (t,) for per-output bounds."""
@@ -463,12 +500,11 @@ class LinearRegression(ComposedMech):
             d, t = b.shape
             n_outputs = None if t == 1 else t
         else:
-            Z, labels = self.normalise(data)
-            n_outputs = None if labels.ndim == 1 else labels.shape[1]
-            labels = labels.reshape(labels.shape[0], -1)  # every sum is exact, so a 1-D y gives the same bits
-            n, d = Z.shape
-            t = labels.shape[1]
-            A, b, s, u = Z.T @ Z, Z.T @ labels, Z.sum(axis=0), labels.sum(axis=0)
+            X, y = _public_form(data)
+            n_outputs = None if y.ndim == 1 else y.shape[1]
+            n, d = X.shape
+            A, b, s, u = self._block_sums((X, y), n)
+            t = b.shape[1]
         if self.fit_intercept and n < 2:
             raise ValueError("LinearRegression with fit_intercept=True needs at least 2 records.")
         rows, cols = np.triu_indices(d)
@@ -502,9 +538,7 @@ class LinearRegression(ComposedMech):
         return SufficientStatistics(vector=np.concatenate(parts), n=n, d=d, n_outputs=n_outputs)
 
     def _block_sums(self, block: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        Z, labels = self._normalise(*_supervised(block), n)
-        labels = labels.reshape(labels.shape[0], -1)
-        return Z.T @ Z, Z.T @ labels, Z.sum(axis=0), labels.sum(axis=0)
+        return _exact_sums(*_public_form(block), n, self.data_norm, self._label_scale())
 
     def _lambda_sensitivity(self, n: int, d: int) -> float:
         # Weyl: λ_min(A) moves by at most ‖zzᵀ − z′z′ᵀ‖₂ ≤ 1. The scatter matrix S = Σ(z − z̄)(z − z̄)ᵀ loses

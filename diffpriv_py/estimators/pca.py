@@ -15,11 +15,10 @@ from typing import Any, Literal
 import attrs
 import numpy as np
 from scipy import linalg
-from scipy.linalg import blas
 
 from .._blockwise import is_out_of_core, map_reduce, n_rows
 from .._datasets import as_array
-from .._fixed_point import clip_rows_to_norm, grid_rows, record_bits
+from .._fixed_point import clipped_grid_gram, record_bits
 from .._rng import RNGLike, as_generator
 from .._validation import check_in_range, check_int, one_of
 from ..exceptions import DiffprivWarning, TargetOutputError
@@ -55,11 +54,6 @@ _MAX_CONCENTRATION = 1e100
 and at this scale the draw equals the top eigenvectors to about 50 digits; the cap keeps every product of the
 sampler far from overflow, so any finite ε releases in bounded time."""
 
-_CHUNK_ROWS = 1 << 12
-"""Rows clipped and multiplied per block: 4096 × d doubles per temporary, small enough to be reused from the heap
-instead of fresh pages on every block (3× faster at n = 10⁴, d = 50 than 32k-row blocks), at full BLAS speed."""
-
-
 # ---- the target: the clipped second-moment matrix -------------------------------------------------------------
 
 
@@ -90,22 +84,24 @@ def _data_matrix(X: Any) -> np.ndarray:
             f"PCA needs a non-empty 2-D array X of shape (n_records, n_features). Got shape {data.shape}; reshape "
             "a single feature with X.reshape(-1, 1)."
         )
-    data = data.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(data)):
-        raise ValueError(
-            "X contains NaN or infinite values. A private release cannot repair them silently; impute or drop them "
-            "with a data-independent rule first."
-        )
-    return data
+    return data  # any real dtype: the row pass converts block by block and refuses NaN and ±inf (_NONFINITE)
+
+
+_NONFINITE = (
+    "X contains NaN or infinite values. A private release cannot repair them silently; impute or drop them with a "
+    "data-independent rule first."
+)
 
 
 def clipped_gram(X: Any, data_norm: float) -> np.ndarray:
     """Σᵢ x̃ᵢx̃ᵢᵀ with x̃ = x / max(‖x‖₂, data_norm): rows clipped to the public norm and scaled into the unit ball.
 
-    Each x̃ is rounded toward zero onto multiples of 2⁻ᵇ (b from the public n, :func:`record_bits`), so its exact
-    norm stays ≤ 1 and the Gram matrix is a sum of integers below 2⁵² — exact in float64 whatever the BLAS order, the
-    blocking or the chunking (in-memory, dask and Chunks give the same bits). Rows are processed in blocks of 4096
-    with one symmetric rank-k update (BLAS ``syrk``) each; the extra memory is O(4096·d). ``X`` is not modified.
+    Each x̃ is rounded onto multiples of 2⁻ᵇ (b from the public n, :func:`record_bits`; to nearest, or toward zero
+    where an exact check finds the nearest point outside the ball), so its exact norm stays ≤ 1 and the Gram matrix is a sum of integers below 2⁵² — exact in float64 whatever the BLAS order, the
+    blocking or the chunking (in-memory, dask and Chunks give the same bits). Rows are clipped, rounded and
+    multiplied in one fused pass over blocks of 4096 (one symmetric rank-k update, BLAS ``syrk``, each; see
+    :func:`~diffpriv_py._fixed_point.clipped_grid_gram`); the extra memory is O(4096·d) whatever n and the dtype of
+    ``X`` (float32 or integer data are converted block by block). ``X`` is not modified.
     """
     data = _data_matrix(X)
     return _clipped_gram(data, data_norm, data.shape[0])
@@ -113,14 +109,9 @@ def clipped_gram(X: Any, data_norm: float) -> np.ndarray:
 
 def _clipped_gram(data: np.ndarray, data_norm: float, n_total: int) -> np.ndarray:
     # n_total is the number of records of the whole dataset (it sets the grid), also when data is one block of it.
-    n, d = data.shape
+    # One fused, exact pass (clipped_grid_gram's Notes prove it gives the integers of the two-step reference).
     bits = record_bits(n_total, degree=2)
-    upper = np.zeros((d, d), order="F")
-    for start in range(0, n, _CHUNK_ROWS):
-        grid = grid_rows(clip_rows_to_norm(data[start : start + _CHUNK_ROWS], data_norm), bits)
-        # syrk on the F-ordered view grid.T computes grid.T @ grid into the upper triangle without a copy.
-        upper = blas.dsyrk(1.0, grid.T, beta=1.0, c=upper, overwrite_c=1)
-    result: np.ndarray = np.ldexp(np.triu(upper) + np.triu(upper, 1).T, -2 * bits)
+    result: np.ndarray = np.ldexp(clipped_grid_gram(data, data_norm, bits, nonfinite=_NONFINITE), -2 * bits)
     return result
 
 

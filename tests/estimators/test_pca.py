@@ -191,7 +191,7 @@ def test_rows_are_clipped_to_the_public_norm_and_scaled_into_the_unit_ball(rng):
 
 def test_clipping_is_chunked_without_changing_the_result(rng, monkeypatch):
     """Blocks of rows give the same Gram matrix as one block (the chunk size only bounds memory)."""
-    from diffpriv_py.estimators import pca
+    from diffpriv_py import _fixed_point
 
     X = rng.standard_normal((1000, 5))
     X[:500] *= 0.1  # these blocks need no clipping (the copy-free branch), the later ones do
@@ -199,7 +199,7 @@ def test_clipping_is_chunked_without_changing_the_result(rng, monkeypatch):
     scaled = X / np.maximum(norms, 1.5)[:, None]
     whole = clipped_gram(X, 1.5)
     np.testing.assert_allclose(whole, scaled.T @ scaled, rtol=0, atol=_grid_tolerance(*X.shape))
-    monkeypatch.setattr(pca, "_CHUNK_ROWS", 64)
+    monkeypatch.setattr(_fixed_point, "GRAM_ROWS", 64)
     np.testing.assert_array_equal(clipped_gram(X, 1.5), whole)  # exact sums: blocking changes no bit
     np.testing.assert_allclose(
         clipped_gram(X[:500], 1.5), scaled[:500].T @ scaled[:500], rtol=0, atol=_grid_tolerance(500, 5)
