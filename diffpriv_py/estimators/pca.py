@@ -96,12 +96,13 @@ _NONFINITE = (
 def clipped_gram(X: Any, data_norm: float) -> np.ndarray:
     """Σᵢ x̃ᵢx̃ᵢᵀ with x̃ = x / max(‖x‖₂, data_norm): rows clipped to the public norm and scaled into the unit ball.
 
-    Each x̃ is rounded onto multiples of 2⁻ᵇ (b from the public n, :func:`record_bits`; to nearest, or toward zero
-    where an exact check finds the nearest point outside the ball), so its exact norm stays ≤ 1 and the Gram matrix is a sum of integers below 2⁵² — exact in float64 whatever the BLAS order, the
-    blocking or the chunking (in-memory, dask and Chunks give the same bits). Rows are clipped, rounded and
-    multiplied in one fused pass over blocks of 4096 (one symmetric rank-k update, BLAS ``syrk``, each; see
-    :func:`~diffpriv_py._fixed_point.clipped_grid_gram`); the extra memory is O(4096·d) whatever n and the dtype of
-    ``X`` (float32 or integer data are converted block by block). ``X`` is not modified.
+    Each x̃ is rounded onto multiples of 2⁻ᵇ (b from the public n, :func:`record_bits`; to nearest, or toward zero where
+    an exact check finds the nearest point outside the ball), so its exact norm stays ≤ 1 and the Gram matrix is a sum
+    of integers below 2⁵² — exact in float64 whatever the BLAS order, the blocking or the chunking (in-memory, dask and
+    Chunks give the same bits). Rows are clipped, rounded and multiplied in one fused pass over blocks of 4096 (one
+    symmetric rank-k update, BLAS ``syrk``, each; see :func:`~diffpriv_py._fixed_point.clipped_grid_gram`); the extra
+    memory is O(4096·d) whatever n and the dtype of ``X`` (float32 or integer data are converted block by block). ``X``
+    is not modified.
     """
     data = _data_matrix(X)
     return _clipped_gram(data, data_norm, data.shape[0])
