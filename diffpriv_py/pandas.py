@@ -29,24 +29,24 @@ except ImportError:  # pragma: no cover - exercised only without pandas (tests/t
     raise
 
 from . import stats
-from ._fixed_point import GRID_SLACK, GRID_TINY
-from ._rng import RNGLike, as_generator
-from .accuracy import half_width
-from .mechanisms import Gaussian, Laplace
-from .mechanisms.base import check_accountant
-from .privacy import Del, Eps
-from .stats._common import (
+from ._arguments import (
     MECHANISMS,
     NAN_POLICIES,
     MechanismName,
     NanPolicy,
     check_bool,
     check_bounds,
-    check_choice,
     check_params,
     nan_error,
     split_params,
 )
+from ._fixed_point import GRID_SLACK, GRID_TINY
+from ._rng import RNGLike, as_generator
+from ._validation import check_choice
+from .accuracy import half_width
+from .mechanisms import Gaussian, Laplace
+from .mechanisms.base import check_accountant
+from .privacy import Del, Eps
 
 __all__ = ["PrivateFrameAccessor", "PrivateSeriesAccessor"]
 

@@ -21,7 +21,7 @@ from scipy.special import expit
 from .._fixed_point import clip_rows
 from .._validation import check_in_range, refuse_subnormal
 from ..exceptions import TargetOutputError
-from ..mechanisms.base import _gamma_sensitivity, _sensitivity
+from ..mechanisms.base import as_gamma_sensitivity, as_sensitivity
 from ..mechanisms.composed import ComposedMech
 from ..mechanisms.exponential import Exponential
 from ..privacy import Eps
@@ -319,10 +319,10 @@ class _LinearERM(ComposedMech):
     sensitivity: float = attrs.field(
         default=GRADIENT_SENSITIVITY,
         kw_only=True,
-        converter=_sensitivity,
+        converter=as_sensitivity,
         validator=not_below(GRADIENT_SENSITIVITY, "CMS'11: rows in the unit ball and |ℓ'| ≤ 1"),
     )
-    gamma_sensitivity: float | None = attrs.field(default=None, kw_only=True, converter=_gamma_sensitivity)
+    gamma_sensitivity: float | None = attrs.field(default=None, kw_only=True, converter=as_gamma_sensitivity)
 
     loss_name: ClassVar[str] = "logistic"
 

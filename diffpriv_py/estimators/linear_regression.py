@@ -20,7 +20,7 @@ from .._datasets import as_array
 from .._fixed_point import UNIT_ROUNDOFF, clip_rows_to_norm, clipped_grid_gram, grid_rows, record_bits
 from .._validation import check_in_range
 from ..exceptions import TargetOutputError
-from ..mechanisms.base import _gamma_sensitivity, _sensitivity
+from ..mechanisms.base import as_gamma_sensitivity, as_sensitivity
 from ..mechanisms.composed import ComposedMech
 from ..mechanisms.gaussian import Gaussian
 from ..mechanisms.laplace import Laplace
@@ -416,8 +416,8 @@ class LinearRegression(ComposedMech):
     fit_intercept: bool = attrs.field(default=True, validator=_bool)
     reg_lambda: float | str = attrs.field(default="auto", converter=_reg_lambda)
     target: Any = attrs.field(init=False, repr=False, eq=False, default=attrs.Factory(_prepare_target, takes_self=True))
-    sensitivity: float = attrs.field(default=1.0, converter=_sensitivity, repr=False, validator=not_below(1.0))
-    gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
+    sensitivity: float = attrs.field(default=1.0, converter=as_sensitivity, repr=False, validator=not_below(1.0))
+    gamma_sensitivity: float | None = attrs.field(default=None, converter=as_gamma_sensitivity, repr=False)
 
     @property
     def privacy_params_type(self) -> type[Eps]:  # type: ignore[override]

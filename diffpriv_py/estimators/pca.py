@@ -22,7 +22,7 @@ from .._fixed_point import clipped_grid_gram, record_bits
 from .._rng import RNGLike, as_generator
 from .._validation import check_in_range, check_int, one_of
 from ..exceptions import DiffprivWarning, TargetOutputError
-from ..mechanisms.base import _gamma_sensitivity, _sensitivity
+from ..mechanisms.base import as_gamma_sensitivity, as_sensitivity
 from ..mechanisms.composed import ComposedMech
 from ..mechanisms.gaussian import analytic_gaussian_sigma
 from ..noise import gaussian_grid_calibration, grid_gaussian, grid_step, round_to_grid
@@ -609,13 +609,13 @@ class PCA(ComposedMech):
             lambda self: _SENSITIVITY.get(self.method, math.inf) if isinstance(self.method, str) else math.inf,
             takes_self=True,
         ),
-        converter=_sensitivity,
+        converter=as_sensitivity,
         validator=not_below(
             lambda pca: _SENSITIVITY.get(pca.method, 0.0),
             "rows clipped to data_norm; to change the method build a new PCA: attrs.evolve keeps the old sensitivity",
         ),
     )
-    gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
+    gamma_sensitivity: float | None = attrs.field(default=None, converter=as_gamma_sensitivity, repr=False)
 
     @property
     def privacy_params_type(self) -> type[Eps]:  # type: ignore[override]

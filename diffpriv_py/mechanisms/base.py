@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["DPMech", "NumericMech", "charged_note", "check_accountant", "constant_zero", "grid_output_rounding"]
 
 
-def _sensitivity(value: SupportsFloat) -> float:
+def as_sensitivity(value: SupportsFloat) -> float:
     return check_in_range(
         value,
         "sensitivity",
@@ -46,7 +46,7 @@ def _sensitivity(value: SupportsFloat) -> float:
     )
 
 
-def _gamma_sensitivity(value: SupportsFloat | None) -> float | None:
+def as_gamma_sensitivity(value: SupportsFloat | None) -> float | None:
     if value is None:
         return None
     return check_in_range(
@@ -116,7 +116,7 @@ def constant_zero(X: Any) -> float:
     return 0.0
 
 
-def _callable_target(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+def check_callable_target(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not callable(value):
         raise TypeError(
             f"The 'target' of {type(instance).__name__} must be a function mapping a dataset to the non-private "
@@ -181,9 +181,9 @@ class DPMech(abc.ABC):
     sensitivity sampler. Mechanisms are frozen; :func:`attrs.evolve` makes a changed copy.
     """
 
-    target: Callable[[Any], Any] = attrs.field(default=constant_zero, validator=_callable_target)
-    sensitivity: float = attrs.field(default=math.inf, converter=_sensitivity)
-    gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity)
+    target: Callable[[Any], Any] = attrs.field(default=constant_zero, validator=check_callable_target)
+    sensitivity: float = attrs.field(default=math.inf, converter=as_sensitivity)
+    gamma_sensitivity: float | None = attrs.field(default=None, converter=as_gamma_sensitivity)
     sampled_n: int | None = attrs.field(default=None, converter=_sampled_n)
     sampling: SensitivitySampling | None = attrs.field(
         init=False,

@@ -24,7 +24,7 @@ import attrs
 
 from ..events import ApproxDPEvent, Event
 from ..privacy import Eps
-from .base import DPMech, _sensitivity
+from .base import DPMech, as_sensitivity
 
 __all__ = ["ComposedMech", "Part"]
 
@@ -60,7 +60,7 @@ class Part:
 
 
 def _unused_sensitivity(value: SupportsFloat) -> float:
-    checked = _sensitivity(value)
+    checked = as_sensitivity(value)
     if checked != 1.0:
         warnings.warn(
             f"sensitivity={checked!r} is not used: a composed release calibrates every part to its own sensitivity, "

@@ -15,14 +15,13 @@ import numpy as np
 from sklearn.base import OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
+from .._arguments import MechanismName, check_bounds, quantile_levels, split_params
 from .._validation import check_real
-from ..mechanisms.base import DPMech, _callable_target, check_accountant
+from ..mechanisms.base import DPMech, check_accountant, check_callable_target
 from ..mechanisms.composed import ComposedMech, Part
 from ..mechanisms.response import Response
 from ..privacy import Del, Eps
-from ..stats import default_n_candidates, mean, var
-from ..stats._common import MechanismName, check_bounds, split_params
-from ..stats._quantile import Quantile, _quantiles
+from ..stats import Quantile, default_n_candidates, mean, var
 from ._base import DPEstimator, _refuse_fit_params
 
 __all__ = ["MinMaxScaler", "StandardScaler"]
@@ -54,7 +53,7 @@ class MeansAndVariances(ComposedMech):
     over all features at once (``axis=0``), the parts :meth:`composed_of` lists; each part has its own sensitivity.
     """
 
-    target: Callable[[Any], Any] = attrs.field(default=_finite, validator=_callable_target)
+    target: Callable[[Any], Any] = attrs.field(default=_finite, validator=check_callable_target)
     lower: np.ndarray = attrs.field(eq=False)
     upper: np.ndarray = attrs.field(eq=False)
     with_mean: bool = True
@@ -391,7 +390,7 @@ class MinMaxScaler(_Scaler):
         return low, high
 
     def _levels(self) -> tuple[float, float]:
-        levels = _quantiles(self.quantiles)
+        levels = quantile_levels(self.quantiles)
         if len(levels) != 2 or not levels[0] < levels[1]:
             raise ValueError(
                 "The 'quantiles' parameter of MinMaxScaler must be two levels (low, high) in [0, 1] with low < high, "

@@ -10,26 +10,31 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 import numpy as np
 
+from .._arguments import (
+    MECHANISMS,
+    NAN_POLICIES,
+    MechanismName,
+    NanPolicy,
+    check_bool,
+    check_bounds,
+    check_params,
+    nan_error,
+    split_params,
+)
 from .._datasets import as_array
 from .._rng import RNGLike
-from .._validation import check_choice, check_real, refuse_masked
+from .._validation import check_choice, refuse_masked
 from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
 from ..mechanisms.base import NumericMech
 from ..mechanisms.response import Response, half_width
-from ..privacy import Del, Eps
-
-NanPolicy = Literal["raise", "omit"]
-MechanismName = Literal["laplace", "gaussian"]
+from ..privacy import Eps
 
 Axis = int | tuple[int, ...] | None  # numpy's axis: one axis, a tuple of them, or None for all
-
-NAN_POLICIES: tuple[NanPolicy, ...] = ("raise", "omit")
-MECHANISMS: tuple[MechanismName, ...] = ("laplace", "gaussian")
 
 
 # ---- arguments ---------------------------------------------------------------------------------------------------
@@ -129,49 +134,6 @@ def check_axis(axis: Any, ndim: int, *, who: str, allowed: Sequence[int | None] 
     return ax
 
 
-def check_bounds(bounds: Any, n_columns: int | None, *, who: str) -> tuple[np.ndarray, np.ndarray]:
-    """Validate public clipping bounds ``(lower, upper)``; scalars, or one value per column for 2-D data.
-
-    Returns float64 arrays of shape ``()`` (one pair for every value) or ``(n_columns,)``.
-    """
-    fix = "Pass bounds=(lower, upper) from domain knowledge (e.g. bounds=(0, 120) for ages)."
-    if bounds is None:
-        raise TypeError(
-            f"{who} needs public bounds: the data are clipped to them and the noise is calibrated to their width. "
-            f"They are never derived from the private data (that would leak it). {fix}"
-        )
-    if isinstance(bounds, np.ndarray) and bounds.ndim >= 1 and bounds.shape[0] == 2:
-        bounds = (bounds[0], bounds[1])
-    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
-        raise TypeError(f"The 'bounds' of {who} must be a pair (lower, upper). Got {bounds!r}. {fix}")
-    pair = []
-    for name, value in zip(("lower", "upper"), bounds, strict=True):
-        if np.ndim(value) == 0:
-            arr = np.asarray(check_real(value, f"bounds {name}", owner=who), dtype=np.float64)
-        else:
-            raw = np.asarray(value)
-            if raw.dtype.kind not in "iuf":
-                raise TypeError(
-                    f"The {name} bounds of {who} must be real numbers; got an array of dtype {raw.dtype}. {fix}"
-                )
-            arr = raw.astype(np.float64)
-            if arr.ndim != 1 or n_columns is None or arr.shape[0] != n_columns:
-                expected = "a scalar" if n_columns is None else f"a scalar or {n_columns} values (one per column)"
-                raise ValueError(f"The {name} bounds of {who} must be {expected}; got shape {arr.shape}.")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(
-                f"The {name} bounds of {who} must be finite numbers; got {value!r}. Infinite bounds would need "
-                f"infinite noise. {fix}"
-            )
-        pair.append(arr)
-    lo, hi = pair
-    if not np.all(lo < hi):
-        raise ValueError(
-            f"The bounds of {who} must satisfy lower < upper; got lower={bounds[0]!r}, upper={bounds[1]!r}. {fix}"
-        )
-    return lo, hi
-
-
 _FAST_REALS = (float, int, np.float64, np.int64)
 
 
@@ -212,32 +174,6 @@ def check_ddof(ddof: Any, n: int, *, who: str) -> int:
             f"The 'ddof' of {who} must be smaller than the number of values ({n}); got ddof={ddof}. Use ddof=0."
         )
     return int(ddof)
-
-
-def check_params(privacy_params: object, mechanism: str, *, who: str) -> Eps:
-    """Refuse wrong privacy parameters before any data are read (the mechanism checks again at release)."""
-    if mechanism == "gaussian":
-        if not isinstance(privacy_params, Del) or not privacy_params.delta > 0:
-            raise TypeError(
-                f"{who} with mechanism='gaussian' needs Del privacy parameters with delta > 0; got "
-                f"{privacy_params!r}. Pass e.g. dp.Del(1.0, 1e-6), or use mechanism='laplace' with dp.Eps(1.0)."
-            )
-    elif not isinstance(privacy_params, Eps):
-        raise TypeError(
-            f"{who} needs privacy parameters such as dp.Eps(1.0) (or dp.Del(1.0, 1e-6)); got {privacy_params!r}."
-        )
-    return privacy_params
-
-
-def split_params(privacy_params: Eps, fractions: Sequence[float]) -> list[Eps]:
-    """Split a budget by basic sequential composition: ε·w and δ·w for each fraction w (summing to at most 1)."""
-    out: list[Eps] = []
-    for w in fractions:
-        if privacy_params.delta > 0:
-            out.append(Del(privacy_params.epsilon * w, privacy_params.delta * w))
-        else:
-            out.append(Eps(privacy_params.epsilon * w))
-    return out
 
 
 # ---- one release -------------------------------------------------------------------------------------------------
@@ -349,22 +285,6 @@ def sensitivities(per_coordinate: np.ndarray, *, together: bool) -> tuple[float,
         return float(w.sum()), float(math.sqrt(float(np.dot(w, w))))
     top = float(w.max())
     return top, top
-
-
-def check_bool(value: Any, name: str, *, who: str) -> bool:
-    if value is False or value is True:
-        return value
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"The '{name}' of {who} must be True or False. Got {value!r}.")
-    return bool(value)
-
-
-def nan_error(who: str) -> ValueError:
-    return ValueError(
-        f"The data passed to {who} contain NaN and nan_policy='raise' (the default). Pass nan_policy='omit' to "
-        "leave missing values out with a sensitivity that accounts for it, or impute them with a public value "
-        "first. (Dropping rows yourself makes the record count depend on the data.)"
-    )
 
 
 __all__ = [

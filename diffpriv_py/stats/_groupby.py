@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from .._arguments import quantile_levels as _quantile_levels
 from .._blockwise import is_out_of_core, map_reduce
 from .._contribution import bound_contributions, people_per_group
 from .._datasets import as_array
@@ -28,7 +29,7 @@ from .._rng import RNGLike
 from .._validation import as_rectangular, check_alpha, check_int, refuse_masked
 from ..exceptions import TargetOutputError
 from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
-from ..mechanisms.base import DPMech, NumericMech, _callable_target
+from ..mechanisms.base import DPMech, NumericMech, check_callable_target
 from ..mechanisms.composed import ComposedMech, Part
 from ..mechanisms.geometric import discrete_laplace_half_width
 from ..mechanisms.response import half_width
@@ -36,7 +37,6 @@ from ..noise import laplace_epsilon_reserve, two_sided_geometric
 from ..privacy import Del, Eps
 from ._common import MECHANISMS, MechanismName, check_bounds, check_choice
 from ._quantile import _cached_grid, _draw_candidates_grouped, _GroupedCells, _n_candidates, default_n_candidates
-from ._quantile import _quantiles as _quantile_levels
 
 __all__ = ["GROUPBY_STATISTICS", "GroupBy", "GroupByResult", "groupby"]
 
@@ -303,7 +303,7 @@ class GroupBy(ComposedMech):
     not simultaneous.
     """
 
-    target: Callable[[Any], Any] = attrs.field(default=_identity, validator=_callable_target)
+    target: Callable[[Any], Any] = attrs.field(default=_identity, validator=check_callable_target)
     # With several columns these become dicts, left out of the hash: the per-column parts (``_subs``) carry them.
     statistics: tuple[str, ...] | dict[str, tuple[str, ...]] = attrs.field(
         default=("count",), converter=_statistics_spec, hash=False

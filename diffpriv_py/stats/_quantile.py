@@ -10,11 +10,12 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
+from .._arguments import quantile_levels
 from .._blockwise import is_out_of_core
 from .._rng import RNGLike
-from .._validation import as_rectangular, check_in_range, check_int, check_real, one_of
+from .._validation import check_in_range, check_int, check_real, one_of
 from ..exceptions import TargetOutputError
-from ..mechanisms.base import _callable_target, _sensitivity
+from ..mechanisms.base import as_sensitivity, check_callable_target
 from ..mechanisms.composed import ComposedMech
 from ..noise import gumbel, sample_exponential_many
 from ..privacy import Eps
@@ -44,23 +45,6 @@ __all__ = [
 
 def _as_values(data: Any) -> Any:
     return data
-
-
-def _quantiles(value: Any) -> tuple[float, ...]:
-    raw = as_rectangular(value, "q", owner="dp.stats.quantile")
-    if raw.dtype.kind == "b" or raw.dtype.kind not in "iuf" or raw.ndim > 1:
-        raise TypeError(
-            f"The quantile levels 'q' must be a number or a 1-D sequence of numbers in [0, 1]. Got {value!r}."
-        )
-    qs = tuple(check_real(float(v), "q") for v in raw.ravel())
-    if not qs:
-        raise ValueError("The quantile levels 'q' must not be empty. Pass e.g. q=0.5 or q=[0.25, 0.5, 0.75].")
-    for v in qs:
-        if not (math.isfinite(v) and 0.0 <= v <= 1.0):
-            raise ValueError(
-                f"Quantile levels 'q' must be finite numbers in [0, 1]. Got {v!r}. Use 0.5 for the median."
-            )
-    return qs
 
 
 def _bound_tuple(value: Any) -> tuple[float, ...]:
@@ -360,9 +344,9 @@ class Quantile(ComposedMech):
     Smith, A. (2011). Privacy-preserving statistical estimation with optimal convergence rates. STOC.
     """
 
-    target: Callable[[Any], Any] = attrs.field(default=_as_values, validator=_callable_target)
-    sensitivity: float = attrs.field(default=1.0, converter=_sensitivity)
-    quantiles: tuple[float, ...] = attrs.field(converter=_quantiles)
+    target: Callable[[Any], Any] = attrs.field(default=_as_values, validator=check_callable_target)
+    sensitivity: float = attrs.field(default=1.0, converter=as_sensitivity)
+    quantiles: tuple[float, ...] = attrs.field(converter=quantile_levels)
     lower: tuple[float, ...] = attrs.field(converter=_bound_tuple)
     upper: tuple[float, ...] = attrs.field(converter=_bound_tuple)
     n_candidates: int = attrs.field(default=DEFAULT_CANDIDATES, converter=_n_candidates)
@@ -694,7 +678,7 @@ def quantile(
         check_params(privacy_params, "laplace", who=who)
     full_response = check_bool(full_response, "full_response", who=who)
     keepdims = check_bool(keepdims, "keepdims", who=who)
-    levels = _quantiles(q)
+    levels = quantile_levels(q)
     if is_out_of_core(x):
         raise TypeError(
             f"{who} does not accept out-of-core data (dask, Chunks): the release reads the rank counts of every "

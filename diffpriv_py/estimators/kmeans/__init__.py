@@ -28,7 +28,7 @@ from ..._blockwise import is_out_of_core, n_rows
 from ..._datasets import as_array
 from ..._validation import check_int
 from ...exceptions import TargetOutputError
-from ...mechanisms.base import _gamma_sensitivity, _sensitivity
+from ...mechanisms.base import as_gamma_sensitivity, as_sensitivity
 from ...mechanisms.composed import ComposedMech
 from ...noise import grid_step, laplace_epsilon_reserve
 from ...privacy import Eps
@@ -361,8 +361,8 @@ class KMeans(ComposedMech):
     n_iter: int | None = attrs.field(default=None, converter=_optional_n_iter)
     shrinkage: bool = attrs.field(default=True, validator=_bool)
     target: Any = attrs.field(init=False, repr=False, eq=False, default=attrs.Factory(_prepare_target, takes_self=True))
-    sensitivity: float = attrs.field(default=1.0, converter=_sensitivity, repr=False, validator=not_below(1.0))
-    gamma_sensitivity: float | None = attrs.field(default=None, converter=_gamma_sensitivity, repr=False)
+    sensitivity: float = attrs.field(default=1.0, converter=as_sensitivity, repr=False, validator=not_below(1.0))
+    gamma_sensitivity: float | None = attrs.field(default=None, converter=as_gamma_sensitivity, repr=False)
 
     # ---- public helpers ------------------------------------------------------------------------------------------
 
