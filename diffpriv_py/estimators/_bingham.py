@@ -345,19 +345,6 @@ def sample_vector_bingham(
     return (z, proposals) if return_proposals else z
 
 
-def _draw_conditionals(cond: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One exact draw from Bingham(cond[i]) for each matrix of a stack (m, q, q); returns (m, q).
-
-    A single matrix (a private release runs one chain) takes the tridiagonal path, which avoids a full
-    eigendecomposition per Gibbs step; a stack (diagnostics, tests) uses numpy's batched eigendecomposition.
-    """
-    if cond.shape[0] == 1:
-        return _sample_bingham_tridiagonal(cond[0], 1, rng)[0]
-    values, vectors = np.linalg.eigh(cond)
-    result: np.ndarray = np.einsum("mij,mj->mi", vectors, sample_vector_bingham_eig(values, rng))
-    return result
-
-
 def haar_orthogonal(d: int, rng: np.random.Generator, *, m: int = 1) -> np.ndarray:
     """``m`` independent uniformly (Haar) distributed d×d orthogonal matrices, shape (m, d, d) (Mezzadri 2007)."""
     q, r = np.linalg.qr(rng.standard_normal((m, d, d)))
