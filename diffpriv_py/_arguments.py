@@ -35,7 +35,7 @@ NAN_POLICIES: tuple[NanPolicy, ...] = ("raise", "omit")
 MECHANISMS: tuple[MechanismName, ...] = ("laplace", "gaussian")
 
 
-def check_bounds(bounds: Any, n_columns: int | None, *, who: str) -> tuple[np.ndarray, np.ndarray]:
+def check_bounds(bounds: Any, n_columns: int | None, *, owner: str) -> tuple[np.ndarray, np.ndarray]:
     """Validate public clipping bounds ``(lower, upper)``; scalars, or one value per column for 2-D data.
 
     Returns float64 arrays of shape ``()`` (one pair for every value) or ``(n_columns,)``.
@@ -43,52 +43,52 @@ def check_bounds(bounds: Any, n_columns: int | None, *, who: str) -> tuple[np.nd
     fix = "Pass bounds=(lower, upper) from domain knowledge (e.g. bounds=(0, 120) for ages)."
     if bounds is None:
         raise TypeError(
-            f"{who} needs public bounds: the data are clipped to them and the noise is calibrated to their width. "
+            f"{owner} needs public bounds: the data are clipped to them and the noise is calibrated to their width. "
             f"They are never derived from the private data (that would leak it). {fix}"
         )
     if isinstance(bounds, np.ndarray) and bounds.ndim >= 1 and bounds.shape[0] == 2:
         bounds = (bounds[0], bounds[1])
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
-        raise TypeError(f"The 'bounds' of {who} must be a pair (lower, upper). Got {bounds!r}. {fix}")
+        raise TypeError(f"The 'bounds' of {owner} must be a pair (lower, upper). Got {bounds!r}. {fix}")
     pair = []
     for name, value in zip(("lower", "upper"), bounds, strict=True):
         if np.ndim(value) == 0:
-            arr = np.asarray(check_real(value, f"bounds {name}", owner=who), dtype=np.float64)
+            arr = np.asarray(check_real(value, f"bounds {name}", owner=owner), dtype=np.float64)
         else:
             raw = np.asarray(value)
             if raw.dtype.kind not in "iuf":
                 raise TypeError(
-                    f"The {name} bounds of {who} must be real numbers; got an array of dtype {raw.dtype}. {fix}"
+                    f"The {name} bounds of {owner} must be real numbers; got an array of dtype {raw.dtype}. {fix}"
                 )
             arr = raw.astype(np.float64)
             if arr.ndim != 1 or n_columns is None or arr.shape[0] != n_columns:
                 expected = "a scalar" if n_columns is None else f"a scalar or {n_columns} values (one per column)"
-                raise ValueError(f"The {name} bounds of {who} must be {expected}; got shape {arr.shape}.")
+                raise ValueError(f"The {name} bounds of {owner} must be {expected}; got shape {arr.shape}.")
         if not np.all(np.isfinite(arr)):
             raise ValueError(
-                f"The {name} bounds of {who} must be finite numbers; got {value!r}. Infinite bounds would need "
+                f"The {name} bounds of {owner} must be finite numbers; got {value!r}. Infinite bounds would need "
                 f"infinite noise. {fix}"
             )
         pair.append(arr)
     lo, hi = pair
     if not np.all(lo < hi):
         raise ValueError(
-            f"The bounds of {who} must satisfy lower < upper; got lower={bounds[0]!r}, upper={bounds[1]!r}. {fix}"
+            f"The bounds of {owner} must satisfy lower < upper; got lower={bounds[0]!r}, upper={bounds[1]!r}. {fix}"
         )
     return lo, hi
 
 
-def check_params(privacy_params: object, mechanism: str, *, who: str) -> Eps:
+def check_params(privacy_params: object, mechanism: str, *, owner: str) -> Eps:
     """Refuse wrong privacy parameters before any data are read (the mechanism checks again at release)."""
     if mechanism == "gaussian":
         if not isinstance(privacy_params, Del) or not privacy_params.delta > 0:
             raise TypeError(
-                f"{who} with mechanism='gaussian' needs Del privacy parameters with delta > 0; got "
+                f"{owner} with mechanism='gaussian' needs Del privacy parameters with delta > 0; got "
                 f"{privacy_params!r}. Pass e.g. dp.Del(1.0, 1e-6), or use mechanism='laplace' with dp.Eps(1.0)."
             )
     elif not isinstance(privacy_params, Eps):
         raise TypeError(
-            f"{who} needs privacy parameters such as dp.Eps(1.0) (or dp.Del(1.0, 1e-6)); got {privacy_params!r}."
+            f"{owner} needs privacy parameters such as dp.Eps(1.0) (or dp.Del(1.0, 1e-6)); got {privacy_params!r}."
         )
     return privacy_params
 
@@ -104,17 +104,17 @@ def split_params(privacy_params: Eps, fractions: Sequence[float]) -> list[Eps]:
     return out
 
 
-def check_bool(value: Any, name: str, *, who: str) -> bool:
+def check_bool(value: Any, name: str, *, owner: str) -> bool:
     if value is False or value is True:
         return value
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"The '{name}' of {who} must be True or False. Got {value!r}.")
+        raise TypeError(f"The '{name}' of {owner} must be True or False. Got {value!r}.")
     return bool(value)
 
 
-def nan_error(who: str) -> ValueError:
+def nan_error(owner: str) -> ValueError:
     return ValueError(
-        f"The data passed to {who} contain NaN and nan_policy='raise' (the default). Pass nan_policy='omit' to "
+        f"The data passed to {owner} contain NaN and nan_policy='raise' (the default). Pass nan_policy='omit' to "
         "leave missing values out with a sensitivity that accounts for it, or impute them with a public value "
         "first. (Dropping rows yourself makes the record count depend on the data.)"
     )

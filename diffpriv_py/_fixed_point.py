@@ -133,7 +133,7 @@ class Grid:
         *,
         pooled: bool,
         offset: str = "origin",
-        who: str = "dp.stats",
+        owner: str = "dp.stats",
     ) -> Grid:
         """The grid of 2ᵇ steps across public bounds (one grid per column, or one ``pooled`` grid for all columns).
 
@@ -163,7 +163,7 @@ class Grid:
             scale = np.asarray(2.0**bits / width, dtype=np.float64)
         if not (np.all(np.isfinite(width)) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
             raise ValueError(
-                f"The bounds of {who} cannot carry an exact fixed-point grid of 2^{bits} steps: their width "
+                f"The bounds of {owner} cannot carry an exact fixed-point grid of 2^{bits} steps: their width "
                 f"{width!r} must be a finite positive float64 with 2^{bits}/width finite (so above about 1e-290 and "
                 "below about 1.8e308). Pass bounds of a representable width (rescale the data if needed)."
             )

@@ -119,14 +119,14 @@ def check_n_jobs(value: Any, *, owner: str = "") -> int | None:
 _Option = TypeVar("_Option", bound=str)
 
 
-def check_choice(value: Any, name: str, options: Sequence[_Option], *, who: str) -> _Option:
+def check_choice(value: Any, name: str, options: Sequence[_Option], *, owner: str) -> _Option:
     """One of the string ``options``; anything else (another string, an array, a list, None) is refused clearly."""
     if type(value) is str and value in options:  # the common case: an exact str equal to an option is that option
         return value  # type: ignore[return-value]
     # isinstance first: ``array in options`` would compare element-wise and raise numpy's "truth value" error.
     if not isinstance(value, str) or value not in options:
         choices = " or ".join(repr(o) for o in options)
-        raise ValueError(f"The '{name}' of {who} must be {choices}. Got {value!r}.")
+        raise ValueError(f"The '{name}' of {owner} must be {choices}. Got {value!r}.")
     return options[options.index(value)]  # the option itself: typed as one of the Literal options
 
 
@@ -134,7 +134,7 @@ def one_of(*options: _Option) -> Callable[[Any, Any, _Option], None]:
     """attrs validator: the attribute is one of the string ``options`` (see :func:`check_choice`)."""
 
     def validate(instance: Any, attribute: Any, value: Any) -> None:
-        check_choice(value, attribute.name, options, who=type(instance).__name__)
+        check_choice(value, attribute.name, options, owner=type(instance).__name__)
 
     return validate
 

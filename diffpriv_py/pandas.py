@@ -51,12 +51,12 @@ from .privacy import Del, Eps
 __all__ = ["PrivateFrameAccessor", "PrivateSeriesAccessor"]
 
 
-def _series_values(series: pd.Series, who: str) -> np.ndarray:
+def _series_values(series: pd.Series, owner: str) -> np.ndarray:
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
         label = "the Series" if series.name is None else f"Series {series.name!r}"
         raise TypeError(
-            f"{who} needs a numeric Series; {label} has dtype {dtype}. Convert it first (e.g. "
+            f"{owner} needs a numeric Series; {label} has dtype {dtype}. Convert it first (e.g. "
             "s.astype(float)); count True values with s.private.count()."
         )
     if isinstance(dtype, pd.api.extensions.ExtensionDtype):
@@ -77,8 +77,8 @@ class PrivateSeriesAccessor:
     def __init__(self, series: pd.Series) -> None:
         self._series = series
 
-    def _values(self, who: str) -> np.ndarray:
-        return _series_values(self._series, who)
+    def _values(self, owner: str) -> np.ndarray:
+        return _series_values(self._series, owner)
 
     def mean(self, privacy_params: Eps, *, bounds: Any = None, **kwargs: Any) -> Any:
         """Private mean; keywords as :func:`diffpriv_py.stats.mean` (``nan_policy``, ``mechanism``, ``rng``, …)."""
@@ -163,11 +163,11 @@ def _numeric_columns(frame: pd.DataFrame) -> list[Any]:
     ]
 
 
-def _checked_bounds(bounds: Any, columns: list[Any], who: str) -> tuple[np.ndarray, np.ndarray]:
+def _checked_bounds(bounds: Any, columns: list[Any], owner: str) -> tuple[np.ndarray, np.ndarray]:
     """Per-column ``(lower, upper)`` arrays from one pair for all columns or a mapping column → pair."""
     if bounds is None:
         raise TypeError(
-            f"{who} needs public bounds: bounds=(lower, upper) for every column, or a dict column -> (lower, upper). "
+            f"{owner} needs public bounds: bounds=(lower, upper) for every column, or a dict column -> (lower, upper). "
             "They are never derived from the private data."
         )
     if isinstance(bounds, Mapping):
@@ -175,7 +175,7 @@ def _checked_bounds(bounds: Any, columns: list[Any], who: str) -> tuple[np.ndarr
         extra = [c for c in bounds if c not in columns]
         if missing or extra:
             raise ValueError(
-                f"The bounds of {who} must name exactly the numeric columns {columns}; missing {missing}, unknown "
+                f"The bounds of {owner} must name exactly the numeric columns {columns}; missing {missing}, unknown "
                 f"{extra}."
             )
         pairs = [bounds[c] for c in columns]
@@ -183,16 +183,18 @@ def _checked_bounds(bounds: Any, columns: list[Any], who: str) -> tuple[np.ndarr
         pairs = [bounds] * len(columns)
     else:
         raise TypeError(
-            f"The bounds of {who} must be (lower, upper) or a dict column -> (lower, upper). Got {bounds!r}."
+            f"The bounds of {owner} must be (lower, upper) or a dict column -> (lower, upper). Got {bounds!r}."
         )
-    checked = [check_bounds(pair, None, who=f"{who} (column {c!r})") for c, pair in zip(columns, pairs, strict=True)]
+    checked = [
+        check_bounds(pair, None, owner=f"{owner} (column {c!r})") for c, pair in zip(columns, pairs, strict=True)
+    ]
     lower, upper = np.array([float(a) for a, _ in checked]), np.array([float(b) for _, b in checked])
     with np.errstate(over="ignore"):
         width = upper - lower
     if not np.all(np.isfinite(width)):
         i = int(np.flatnonzero(~np.isfinite(width))[0])
         raise ValueError(
-            f"The bounds of {who} for column {columns[i]!r} are ({float(lower[i])!r}, {float(upper[i])!r}): "
+            f"The bounds of {owner} for column {columns[i]!r} are ({float(lower[i])!r}, {float(upper[i])!r}): "
             "their width overflows to inf, so a sensitivity computed from it (and the released std) would be "
             "infinite. Use bounds whose difference is a finite float (|upper - lower| < 1.8e308)."
         )
@@ -210,15 +212,15 @@ class PrivateFrameAccessor:
     def __init__(self, frame: pd.DataFrame) -> None:
         self._frame = frame
 
-    def _matrix(self, bounds: Any, who: str) -> tuple[np.ndarray, list[Any], tuple[np.ndarray, np.ndarray]]:
+    def _matrix(self, bounds: Any, owner: str) -> tuple[np.ndarray, list[Any], tuple[np.ndarray, np.ndarray]]:
         columns = _numeric_columns(self._frame)
         if not columns:
-            raise TypeError(f"{who} found no real numeric (non-boolean, non-complex) columns in the frame.")
+            raise TypeError(f"{owner} found no real numeric (non-boolean, non-complex) columns in the frame.")
         values = self._frame[columns].to_numpy(dtype=np.float64, na_value=np.nan)
-        return values, columns, _checked_bounds(bounds, columns, who)
+        return values, columns, _checked_bounds(bounds, columns, owner)
 
-    def _per_column(self, func: Any, who: str, privacy_params: Eps, bounds: Any, **kwargs: Any) -> Any:
-        values, columns, (lo, hi) = self._matrix(bounds, who)
+    def _per_column(self, func: Any, owner: str, privacy_params: Eps, bounds: Any, **kwargs: Any) -> Any:
+        values, columns, (lo, hi) = self._matrix(bounds, owner)
         out = func(values, privacy_params, bounds=(lo, hi), axis=0, **kwargs)
         if kwargs.get("full_response"):
             return out
@@ -318,20 +320,20 @@ class PrivateFrameAccessor:
         Every public input (bounds, percentiles, parameters, and whether the whole table fits the accountant's
         remaining budget) is checked before the first statistic is charged.
         """
-        who = "DataFrame.private.describe"
-        nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
-        mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
-        check_params(privacy_params, mechanism, who=who)
+        owner = "DataFrame.private.describe"
+        nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, owner=owner)
+        mechanism = check_choice(mechanism, "mechanism", MECHANISMS, owner=owner)
+        check_params(privacy_params, mechanism, owner=owner)
         accountant = check_accountant(accountant)
-        values, columns, (lo, hi) = self._matrix(bounds, who)
+        values, columns, (lo, hi) = self._matrix(bounds, owner)
         try:
             levels = np.asarray(percentiles, dtype=float).ravel()
         except (TypeError, ValueError):
             raise TypeError(
-                f"The 'percentiles' of {who} must be a sequence of numbers in (0, 1). Got {percentiles!r}."
+                f"The 'percentiles' of {owner} must be a sequence of numbers in (0, 1). Got {percentiles!r}."
             ) from None
         if levels.size and not np.all((levels > 0) & (levels < 1)):
-            raise ValueError(f"The percentiles of {who} must lie in (0, 1). Got {list(np.ravel(percentiles))!r}.")
+            raise ValueError(f"The percentiles of {owner} must lie in (0, 1). Got {list(np.ravel(percentiles))!r}.")
         levels = np.unique(levels)
         if callable(getattr(accountant, "check", None)):
             # Every statistic is charged separately; check the whole table fits first, so a refusal of a later
@@ -356,7 +358,7 @@ class PrivateFrameAccessor:
             counts = stats.count(present, noise_params, axis=0, mechanism=mechanism, rng=gen, accountant=accountant)
         else:
             if np.isnan(values).any():
-                raise nan_error(who)
+                raise nan_error(owner)
             counts = np.full(d, n)
         means = stats.mean(values, noise_params, bounds=b, axis=0, **common)
         stds = stats.std(values, noise_params, bounds=b, axis=0, ddof=1 if n > 1 else 0, **common)
@@ -436,25 +438,25 @@ class PrivateFrameAccessor:
         values are refused (impute them with a public value first); non-numeric columns are refused rather than
         passed through unprotected.
         """
-        who = "DataFrame.private.noise"
-        mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
-        check_params(privacy_params, mechanism, who=who)
-        full_response = check_bool(full_response, "full_response", who=who)
+        owner = "DataFrame.private.noise"
+        mechanism = check_choice(mechanism, "mechanism", MECHANISMS, owner=owner)
+        check_params(privacy_params, mechanism, owner=owner)
+        full_response = check_bool(full_response, "full_response", owner=owner)
         frame = self._frame
         columns = list(frame.columns)
         bad = [c for c in columns if c not in set(_numeric_columns(frame))]
         if bad:
             raise TypeError(
-                f"{who} adds noise to real numeric columns only; {bad} are not (or are boolean or complex). Passing "
+                f"{owner} adds noise to real numeric columns only; {bad} are not (or are boolean or complex). Passing "
                 "them through would release them unprotected: select the real numeric ones first, e.g. "
                 "df.select_dtypes('number') without complex columns."
             )
         if frame.shape[0] == 0:
-            raise ValueError(f"{who} needs at least one row.")
-        lo, hi = _checked_bounds(bounds, columns, who)
+            raise ValueError(f"{owner} needs at least one row.")
+        lo, hi = _checked_bounds(bounds, columns, owner)
         values = frame.to_numpy(dtype=np.float64, na_value=np.nan)
         if np.isnan(values).any():
-            raise nan_error(who)
+            raise nan_error(owner)
         d = len(columns)
         target = _NormalisedRows(lo, hi)
         mech: Any
@@ -471,8 +473,8 @@ class PrivateFrameAccessor:
         if not np.all(np.isfinite(reach)):
             i = int(np.flatnonzero(~np.isfinite(reach))[0])
             raise ValueError(
-                f"The bounds of {who} for column {columns[i]!r} are ({float(lo[i])!r}, {float(hi[i])!r}): their width "
-                f"times the noise (scale {scale:.3g} widths) overflows float64, so noisy "
+                f"The bounds of {owner} for column {columns[i]!r} are ({float(lo[i])!r}, {float(hi[i])!r}): their "
+                f"width times the noise (scale {scale:.3g} widths) overflows float64, so noisy "
                 "values could be infinite. Narrow the bounds, rescale the column (e.g. other units), or use a larger "
                 "epsilon."
             )

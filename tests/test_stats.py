@@ -872,14 +872,14 @@ def test_the_common_case_returns_of_the_checks_stop_at_the_rules_edges():
     """
     from diffpriv_py.stats._common import as_data, check_ddof
 
-    assert check_ddof(9, 10, who="t") == 9
+    assert check_ddof(9, 10, owner="t") == 9
     with pytest.raises(ValueError, match="smaller than the number of values"):
-        check_ddof(10, 10, who="t")
+        check_ddof(10, 10, owner="t")
     for bad in (-1, True, 1.0):
         with pytest.raises(TypeError, match="non-negative integer"):
-            check_ddof(bad, 10, who="t")
+            check_ddof(bad, 10, owner="t")
     for ok in (np.zeros(3), np.zeros((2, 2), dtype=np.int8), np.zeros(1, dtype=np.uint64), np.zeros(2, np.float32)):
-        assert as_data(ok, who="t") is ok
+        assert as_data(ok, owner="t") is ok
     refused = [
         (np.zeros(0), ValueError, "at least one record"),
         (np.zeros((3, 0)), ValueError, "at least one record"),
@@ -891,8 +891,8 @@ def test_the_common_case_returns_of_the_checks_stop_at_the_rules_edges():
     target = dp.stats.ClippedStatistic("mean", np.asarray(0.0), np.asarray(1.0))  # public: checks its input too
     for x, kind, match in refused:
         with pytest.raises(kind, match=match):
-            as_data(x, who="t")
+            as_data(x, owner="t")
         with pytest.raises(kind, match=match):
             target(x)
-    assert as_data(np.zeros(2, dtype=bool), who="t", allow_bool=True).dtype == bool
-    assert as_data(np.zeros((0, 2)), who="t", allow_empty=True).shape == (0, 2)
+    assert as_data(np.zeros(2, dtype=bool), owner="t", allow_bool=True).dtype == bool
+    assert as_data(np.zeros((0, 2)), owner="t", allow_empty=True).shape == (0, 2)

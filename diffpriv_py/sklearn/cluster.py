@@ -63,7 +63,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, DP
     ε-DP under replace-one neighbours per ``fit``; see :class:`diffpriv_py.estimators.KMeans` for the calibration
     (DPLloyd's add/remove sensitivities doubled for replace-one, a budget split that sums to exactly ε).
     Unlike scikit-learn there is no ``labels_`` or ``inertia_``: both are per-record functions of the private
-    training data, not DP releases. :meth:`fit_predict` returns the labels to the caller, who holds the data.
+    training data, not DP releases. :meth:`fit_predict` returns the labels to the caller, owner holds the data.
 
     Examples
     --------

@@ -92,7 +92,7 @@ class MeansAndVariances(ComposedMech):
 
 def _feature_bounds(estimator: Any, n_features: int) -> tuple[np.ndarray, np.ndarray]:
     """The public ``bounds`` as two arrays of n_features values (checked before any charge)."""
-    lo, hi = check_bounds(estimator.bounds, n_features, who=type(estimator).__name__)
+    lo, hi = check_bounds(estimator.bounds, n_features, owner=type(estimator).__name__)
     return np.broadcast_to(lo, (n_features,)).copy(), np.broadcast_to(hi, (n_features,)).copy()
 
 

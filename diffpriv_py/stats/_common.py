@@ -50,7 +50,7 @@ def _pandas_to_numpy(x: Any) -> np.ndarray:
     return arr
 
 
-def as_data(x: Any, *, who: str, allow_bool: bool = False, allow_empty: bool = False) -> np.ndarray:
+def as_data(x: Any, *, owner: str, allow_bool: bool = False, allow_empty: bool = False) -> np.ndarray:
     """The dataset as a 1-D or 2-D numeric array (rows are records), without copying when possible.
 
     pandas objects are converted with ``to_numpy`` (nullable dtypes become float with NaN for missing values).
@@ -59,53 +59,53 @@ def as_data(x: Any, *, who: str, allow_bool: bool = False, allow_empty: bool = F
     if type(x) is np.ndarray:  # the common case, without the masked-array and pandas probes below
         arr = x
     else:
-        refuse_masked(x, "x", owner=who)
-        arr = _pandas_to_numpy(x) if hasattr(x, "to_numpy") else as_array(x, "x", owner=who)
+        refuse_masked(x, "x", owner=owner)
+        arr = _pandas_to_numpy(x) if hasattr(x, "to_numpy") else as_array(x, "x", owner=owner)
     kind = arr.dtype.kind
     ndim = arr.ndim
     if kind in "fiu" and 0 < ndim <= 2 and arr.size:  # the common case: each rule below holds (one test each)
         return arr
     if kind == "b" and not allow_bool:
         raise TypeError(
-            f"{who} needs numeric data; got a boolean array. Count True values with dp.stats.count, or cast "
+            f"{owner} needs numeric data; got a boolean array. Count True values with dp.stats.count, or cast "
             "explicitly with x.astype(float) if you mean 0/1 values."
         )
     if kind not in "biuf":
         raise TypeError(
-            f"{who} needs numeric data (integer or floating point); got an array of dtype {arr.dtype}. Convert the "
+            f"{owner} needs numeric data (integer or floating point); got an array of dtype {arr.dtype}. Convert the "
             "data to a numeric dtype first (e.g. x.astype(float)), after mapping any non-numeric codes."
         )
     if ndim == 0:
         raise ValueError(
-            f"{who} needs a dataset of records (a 1-D or 2-D array, one record per row); got a scalar {arr.dtype} "
+            f"{owner} needs a dataset of records (a 1-D or 2-D array, one record per row); got a scalar {arr.dtype} "
             "value. Wrap single values in a list."
         )
     if ndim > 2:
         raise ValueError(
-            f"{who} supports 1-D and 2-D data (one record per row); got an array with shape {arr.shape}. Reshape it "
+            f"{owner} supports 1-D and 2-D data (one record per row); got an array with shape {arr.shape}. Reshape it "
             "to (n_records, n_columns)."
         )
     empty_ok = allow_empty and arr.shape[0] == 0 and (ndim == 1 or arr.shape[1] > 0)
     if arr.size == 0 and not empty_ok:  # (no records, or records of no values)
         raise ValueError(
-            f"{who} needs at least one record; got an empty array with shape {arr.shape}. Under replace-one "
+            f"{owner} needs at least one record; got an empty array with shape {arr.shape}. Under replace-one "
             "neighbours the number of records n is public and must be at least 1."
         )
     return arr
 
 
-def _one_axis(axis: Any, ndim: int, who: str) -> int:
+def _one_axis(axis: Any, ndim: int, owner: str) -> int:
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
         raise TypeError(
-            f"The 'axis' of {who} must be None, 0, 1 or a tuple of them. Got {axis!r} (type {type(axis).__name__})."
+            f"The 'axis' of {owner} must be None, 0, 1 or a tuple of them. Got {axis!r} (type {type(axis).__name__})."
         )
     ax = int(axis)
     if not -ndim <= ax < ndim:
-        raise ValueError(f"The 'axis' of {who} must be None or in [{-ndim}, {ndim - 1}] for {ndim}-D data. Got {ax}.")
+        raise ValueError(f"The 'axis' of {owner} must be None or in [{-ndim}, {ndim - 1}] for {ndim}-D data. Got {ax}.")
     return ax % ndim
 
 
-def check_axis(axis: Any, ndim: int, *, who: str, allowed: Sequence[int | None] = (None, 0, 1)) -> int | None:
+def check_axis(axis: Any, ndim: int, *, owner: str, allowed: Sequence[int | None] = (None, 0, 1)) -> int | None:
     """Normalise ``axis`` to None, 0 or 1 (negative values counted from the end); refuse anything else.
 
     A tuple of axes has numpy's meaning: the statistic pools the values along all of them, so ``(0, 1)`` on 2-D
@@ -114,21 +114,21 @@ def check_axis(axis: Any, ndim: int, *, who: str, allowed: Sequence[int | None] 
     if axis is None:
         return None
     if isinstance(axis, tuple):
-        axes = [_one_axis(a, ndim, who) for a in axis]
+        axes = [_one_axis(a, ndim, owner) for a in axis]
         if not axes or len(set(axes)) != len(axes):
             raise ValueError(
-                f"The 'axis' tuple of {who} must name each axis at most once and at least one axis; got {axis!r}. "
+                f"The 'axis' tuple of {owner} must name each axis at most once and at least one axis; got {axis!r}. "
                 "Pass e.g. axis=(0, 1) to pool every value, or axis=None."
             )
         ax: int | None = axes[0] if len(axes) == 1 else None  # two distinct axes of ≤ 2-D data: all of them
     else:
-        ax = _one_axis(axis, ndim, who)
+        ax = _one_axis(axis, ndim, owner)
     if ndim == 1 or ax is None:
         return None
     if ax not in allowed:
         options = ", ".join("None" if a is None else str(a) for a in allowed)
         raise ValueError(
-            f"{who} supports axis in ({options}) on 2-D data; got axis={axis}. Records are rows, so axis=0 gives one "
+            f"{owner} supports axis in ({options}) on 2-D data; got axis={axis}. Records are rows, so axis=0 gives one "
             "value per column."
         )
     return ax
@@ -164,14 +164,14 @@ def scalar_bounds(bounds: Any) -> tuple[float, float] | None:
     return lo, hi
 
 
-def check_ddof(ddof: Any, n: int, *, who: str) -> int:
+def check_ddof(ddof: Any, n: int, *, owner: str) -> int:
     if type(ddof) is int and 0 <= ddof < n:  # the common case, without the isinstance tests below
         return ddof
     if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
-        raise TypeError(f"The 'ddof' of {who} must be a non-negative integer. Got {ddof!r}.")
+        raise TypeError(f"The 'ddof' of {owner} must be a non-negative integer. Got {ddof!r}.")
     if ddof >= n:
         raise ValueError(
-            f"The 'ddof' of {who} must be smaller than the number of values ({n}); got ddof={ddof}. Use ddof=0."
+            f"The 'ddof' of {owner} must be smaller than the number of values ({n}); got ddof={ddof}. Use ddof=0."
         )
     return int(ddof)
 

@@ -320,7 +320,7 @@ class GroupBy(ComposedMech):
     _subs: tuple[GroupBy, ...] = attrs.field(init=False, default=(), repr=False)
 
     def __attrs_post_init__(self) -> None:
-        check_choice(self.noise, "noise", MECHANISMS, who="dp.stats.groupby")
+        check_choice(self.noise, "noise", MECHANISMS, owner="dp.stats.groupby")
         check_alpha(self.alpha, owner="dp.stats.groupby")
         for name in ("max_groups", "max_rows"):
             check_int(getattr(self, name), name, minimum=1, owner="dp.stats.groupby")
@@ -339,7 +339,7 @@ class GroupBy(ComposedMech):
                 "are clipped to them and the noise is calibrated to them. They are never derived from the data."
             )
         if self.bounds is not None:  # checked even when unused, so a mistake is never silently ignored
-            lo, hi = check_bounds(self.bounds, None, who="dp.stats.groupby")
+            lo, hi = check_bounds(self.bounds, None, owner="dp.stats.groupby")
             object.__setattr__(self, "bounds", (float(lo), float(hi)))
 
     def _init_columns(self, columns: tuple[str, ...]) -> None:
@@ -365,7 +365,7 @@ class GroupBy(ComposedMech):
                     f"quantiles): pass bounds=(lower, upper) for every column or bounds={{{c!r}: (lower, upper), ...}}."
                 )
             if pair is not None:
-                lo, hi = check_bounds(pair, None, who=f"dp.stats.groupby (column {c!r})")
+                lo, hi = check_bounds(pair, None, owner=f"dp.stats.groupby (column {c!r})")
                 pair = (float(lo), float(hi))
             sub = GroupBy(
                 statistics=stats[c],
@@ -430,13 +430,13 @@ class GroupBy(ComposedMech):
         lo, hi = (np.asarray(b, dtype=np.float64) for b in self.pair)
         if "sum" in wanted:
             # Indices k on a grid spanning [min(lo, 0), max(hi, 0)]; k − (index of 0) is released in units of 2ᵇ.
-            grid = Grid.over(lo, hi, sum_bits(1), pooled=False, offset="zero", who="dp.stats.groupby")
+            grid = Grid.over(lo, hi, sum_bits(1), pooled=False, offset="zero", owner="dp.stats.groupby")
             reach = float(max(grid.high - grid.offset, grid.offset - grid.low)) / 2.0**grid.bits
             out.append(_Measurement(name="sum", bound=reach, signed=True, grid=grid))
         if wanted & {"mean", "var", "std"}:
             # u = (k − 2ᵇ⁻¹)/2ᵇ ∈ [−½, ½] on a grid across [lo, hi]; one grid for Σu and Σu² (square bits).
             bits = square_bits(1) if wanted & {"var", "std"} else sum_bits(1)
-            grid = Grid.over(lo, hi, bits, pooled=False, offset="centre", who="dp.stats.groupby")
+            grid = Grid.over(lo, hi, bits, pooled=False, offset="centre", owner="dp.stats.groupby")
             out.append(_Measurement(name="sum_u", bound=0.5, signed=True, grid=grid))
             if wanted & {"var", "std"}:
                 out.append(_Measurement(name="sum_u2", bound=0.125, signed=True, grid=grid))
@@ -512,7 +512,7 @@ class GroupBy(ComposedMech):
                 ) from None
 
     def _check_dataset(self, X: Any) -> Any:
-        who = "dp.stats.groupby"
+        owner = "dp.stats.groupby"
         if not isinstance(X, tuple):
             X = (X, None, None)  # the label column alone: counts per group, every row a person
         if len(X) != 3:
@@ -525,8 +525,8 @@ class GroupBy(ComposedMech):
             if not isinstance(values, Mapping) or set(values) != set(self.columns):
                 got = list(values) if isinstance(values, Mapping) else type(values).__name__
                 raise TypeError(
-                    f"The values of {who} must be a mapping {{column: values}} of the columns {list(self.columns)!r}; "
-                    f"got {got!r:.200}."
+                    f"The values of {owner} must be a mapping {{column: values}} of the columns "
+                    f"{list(self.columns)!r}; got {got!r:.200}."
                 )
             columns = [values[c] for c in self.columns]
         else:
@@ -534,9 +534,9 @@ class GroupBy(ComposedMech):
         out_of_core = any(is_out_of_core(c) for c in [by, *columns, unit] if c is not None)
         # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
         # charge; the types and dtypes are public metadata and are checked here.
-        by = _group_labels(by, who) if not out_of_core else _lazy_column(by, "by", who)
+        by = _group_labels(by, owner) if not out_of_core else _lazy_column(by, "by", owner)
         if self.keys is not None:
-            _check_keys_type(self.keys, _label_kind(by.dtype), who)
+            _check_keys_type(self.keys, _label_kind(by.dtype), owner)
         n = None if out_of_core else by.shape[0]
         checked = [
             sub._check_values(column, "values" if c is None else f"values[{c!r}]", n, out_of_core)
@@ -544,10 +544,10 @@ class GroupBy(ComposedMech):
         ]
         values = checked[0] if self.columns is None else dict(zip(self.columns, checked, strict=True))
         if unit is not None:
-            unit = _labels(unit, "privacy_unit", who, n=n) if not out_of_core else _lazy_column(unit, "unit", who)
+            unit = _labels(unit, "privacy_unit", owner, n=n) if not out_of_core else _lazy_column(unit, "unit", owner)
         elif self.max_groups != 1 or self.max_rows != 1:
             raise ValueError(
-                f"{who} got max_groups={self.max_groups}, max_rows={self.max_rows} but no privacy_unit: without an "
+                f"{owner} got max_groups={self.max_groups}, max_rows={self.max_rows} but no privacy_unit: without an "
                 "identifier every row is a different person (one group, one row). Pass privacy_unit= (the column "
                 "naming the person behind each row), or leave max_groups and max_rows at 1."
             )
@@ -555,18 +555,18 @@ class GroupBy(ComposedMech):
 
     def _check_values(self, values: Any, name: str, n: int | None, out_of_core: bool) -> Any:
         """One value column checked (None when its statistics do not read it): numeric, 1-D, one entry per row."""
-        who = "dp.stats.groupby"
+        owner = "dp.stats.groupby"
         if not self.needs_values:
             return None
         if values is None:
             wanted = [s for s in self.wanted if s != "count"] + [f"quantiles={list(self.quantiles)}"] * bool(
                 self.quantiles
             )
-            raise TypeError(f"{who} needs values for {', '.join(wanted)}; pass values= (a numeric column).")
-        values = _column(values, name, who, n=n) if not out_of_core else _lazy_column(values, name, who)
+            raise TypeError(f"{owner} needs values for {', '.join(wanted)}; pass values= (a numeric column).")
+        values = _column(values, name, owner, n=n) if not out_of_core else _lazy_column(values, name, owner)
         if values.dtype.kind not in "iuf":
             raise TypeError(
-                f"The '{name}' of {who} must be numeric; got dtype {values.dtype}. Convert them first (e.g. "
+                f"The '{name}' of {owner} must be numeric; got dtype {values.dtype}. Convert them first (e.g. "
                 "x.astype(float))."
             )
         return values
@@ -994,12 +994,12 @@ def _materialise(column: Any) -> Any:
     return column.compute() if is_out_of_core(column) else column
 
 
-def _lazy_column(value: Any, name: str, who: str) -> Any:
+def _lazy_column(value: Any, name: str, owner: str) -> Any:
     """Public checks of a dask column: one dimension and a known dtype (its length needs a pass over the data)."""
     if not is_out_of_core(value):
-        return _column(value, name, who)
+        return _column(value, name, owner)
     if getattr(value, "ndim", 1) != 1:
-        raise ValueError(f"The '{name}' of {who} must be a 1-D column; got a dask collection with ndim {value.ndim}.")
+        raise ValueError(f"The '{name}' of {owner} must be a 1-D column; got a dask collection with ndim {value.ndim}.")
     return value
 
 
@@ -1029,7 +1029,7 @@ def _label_kind(dtype: Any) -> str:
     return "f" if _numeric_labels(dtype) else "U"
 
 
-def _group_labels(value: Any, who: str) -> np.ndarray:
+def _group_labels(value: Any, owner: str) -> np.ndarray:
     """The ``by`` column as labels whose type is fixed by the column's dtype, never by its values.
 
     For a pandas extension dtype, ``to_numpy()`` picks its numpy dtype from the values: a nullable ``Int64`` column
@@ -1054,10 +1054,10 @@ def _group_labels(value: Any, who: str) -> np.ndarray:
             value = value.to_numpy(dtype=np.float64, na_value=np.nan)
         else:
             value = value.to_numpy(dtype=object)
-    return _labels(value, "by", who)
+    return _labels(value, "by", owner)
 
 
-def _check_keys_type(keys: tuple[Any, ...], label_kind: str, who: str) -> None:
+def _check_keys_type(keys: tuple[Any, ...], label_kind: str, owner: str) -> None:
     """Public keys must be comparable with the labels (numbers with numbers, strings with strings): a mismatch would
     match no row and silently release empty groups."""
     key_kind = np.asarray(keys).dtype.kind
@@ -1065,32 +1065,32 @@ def _check_keys_type(keys: tuple[Any, ...], label_kind: str, who: str) -> None:
     if (label_kind in numbers and key_kind not in numbers) or (label_kind in "US" and key_kind != label_kind):
         kind = "numbers" if label_kind in numbers else "strings"
         raise TypeError(
-            f"The 'keys' of {who} must be of the type of the 'by' labels, which are {kind} (dtype kind "
+            f"The 'keys' of {owner} must be of the type of the 'by' labels, which are {kind} (dtype kind "
             f"{label_kind!r}); got keys={list(keys)!r:.200} (kind {key_kind!r}), which would match no row. Pass keys "
             f"of the labels' type, or convert the 'by' column."
         )
 
 
-def _labels(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndarray:
+def _labels(value: Any, name: str, owner: str, *, n: int | None = None) -> np.ndarray:
     """A label column (groups, people) as a sortable array: object columns (strings, pandas categoricals with
     missing values) become strings, so a missing label is the group ``"nan"``."""
-    arr = _column(value, name, who, n=n)
+    arr = _column(value, name, owner, n=n)
     return arr.astype(str) if arr.dtype.kind == "O" else arr
 
 
-def _column(value: Any, name: str, who: str, *, n: int | None = None) -> np.ndarray:
-    refuse_masked(value, name, owner=who)
+def _column(value: Any, name: str, owner: str, *, n: int | None = None) -> np.ndarray:
+    refuse_masked(value, name, owner=owner)
     if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
         arr: np.ndarray = value.to_numpy()
     else:
-        arr = as_array(value, name, owner=who)
+        arr = as_array(value, name, owner=owner)
     if arr.ndim != 1:
-        raise ValueError(f"The '{name}' of {who} must be a 1-D column (one entry per row); got shape {arr.shape}.")
+        raise ValueError(f"The '{name}' of {owner} must be a 1-D column (one entry per row); got shape {arr.shape}.")
     if n is None and arr.shape[0] == 0:
-        raise ValueError(f"{who} needs at least one row; got an empty '{name}' column.")
+        raise ValueError(f"{owner} needs at least one row; got an empty '{name}' column.")
     if n is not None and arr.shape[0] != n:
         raise ValueError(
-            f"The '{name}' of {who} must have one entry per row of 'by' ({n}); got {arr.shape[0]}. Pass columns of "
+            f"The '{name}' of {owner} must have one entry per row of 'by' ({n}); got {arr.shape[0]}. Pass columns of "
             "the same table."
         )
     return arr
@@ -1206,18 +1206,18 @@ def groupby(
     >>> list(both.columns)
     ['age_mean', 'age_mean_accuracy', 'income_mean', 'income_mean_accuracy']
     """
-    who = "dp.stats.groupby"
-    require("pandas", feature=f"{who} (its result is a pandas DataFrame)")  # before the charge
+    owner = "dp.stats.groupby"
+    require("pandas", feature=f"{owner} (its result is a pandas DataFrame)")  # before the charge
     if not isinstance(privacy_params, Eps):
-        raise TypeError(f"{who} needs privacy parameters such as dp.Del(1.0, 1e-6); got {privacy_params!r}.")
+        raise TypeError(f"{owner} needs privacy parameters such as dp.Del(1.0, 1e-6); got {privacy_params!r}.")
     if not isinstance(full_response, (bool, np.bool_)):
-        raise TypeError(f"The 'full_response' of {who} must be True or False. Got {full_response!r}.")
-    mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
+        raise TypeError(f"The 'full_response' of {owner} must be True or False. Got {full_response!r}.")
+    mechanism = check_choice(mechanism, "mechanism", MECHANISMS, owner=owner)
     try:
         hash(name)  # pandas needs a hashable index name; checked here, before the charge
     except TypeError:
         raise TypeError(
-            f"The 'name' of {who} names the result's index, so it must be hashable (a string, a number or None); "
+            f"The 'name' of {owner} names the result's index, so it must be hashable (a string, a number or None); "
             f"got {name!r} (type {type(name).__name__})."
         ) from None
     columns = None
@@ -1225,7 +1225,7 @@ def groupby(
         values = {c: values[c] for c in values.columns}
     if isinstance(values, Mapping):
         if not values:
-            raise ValueError(f"The 'values' mapping of {who} is empty; pass {{'age': ages, ...}} or one column.")
+            raise ValueError(f"The 'values' mapping of {owner} is empty; pass {{'age': ages, ...}} or one column.")
         columns = tuple(values)
     from ._multikey import CompositeLabels, is_several_columns  # it builds on this module
 
@@ -1244,7 +1244,7 @@ def groupby(
     )
     composite = None
     if several:  # a public relabelling: each row's tuple of labels becomes one integer label (see _multikey)
-        composite = CompositeLabels.of(by, keys, who)
+        composite = CompositeLabels.of(by, keys, owner)
         by = composite.codes
         if keys is not None:
             mech = attrs.evolve(mech, keys=composite.keys)

@@ -31,43 +31,43 @@ from ._common import (
 __all__ = ["HistogramTarget", "histogram"]
 
 
-def _edges(bins: Any, range: Any, who: str) -> tuple[np.ndarray, tuple[int, float, float] | None]:
+def _edges(bins: Any, range: Any, owner: str) -> tuple[np.ndarray, tuple[int, float, float] | None]:
     """Public bin edges, and (count, first, last) when they are uniform (numpy's fast path)."""
     if isinstance(bins, str):
         raise TypeError(
-            f"{who} needs fixed bins: an integer number of bins together with range=(lower, upper), or a sequence "
+            f"{owner} needs fixed bins: an integer number of bins together with range=(lower, upper), or a sequence "
             f"of edges. Got bins={bins!r}: data-driven bin rules such as 'auto' look at the private data."
         )
-    raw = as_rectangular(bins, "bins", owner=who)
+    raw = as_rectangular(bins, "bins", owner=owner)
     if raw.ndim == 0:
-        k = check_size(bins, "bins", maximum=10**7, owner=who)  # 10^9 bins would allocate ~7.5 GiB
+        k = check_size(bins, "bins", maximum=10**7, owner=owner)  # 10^9 bins would allocate ~7.5 GiB
         if range is None:
             raise TypeError(
-                f"{who} with bins={k} needs range=(lower, upper): the bin range is never taken from the private "
+                f"{owner} with bins={k} needs range=(lower, upper): the bin range is never taken from the private "
                 "data. Pass e.g. range=(0, 100), or give the bin edges as a sequence."
             )
         if not isinstance(range, (tuple, list)) or len(range) != 2:
-            raise TypeError(f"The 'range' of {who} must be a pair (lower, upper). Got {range!r}.")
-        first = check_real(range[0], "range lower", owner=who)
-        last = check_real(range[1], "range upper", owner=who)
+            raise TypeError(f"The 'range' of {owner} must be a pair (lower, upper). Got {range!r}.")
+        first = check_real(range[0], "range lower", owner=owner)
+        last = check_real(range[1], "range upper", owner=owner)
         if not (math.isfinite(first) and math.isfinite(last)) or not first < last:
             raise ValueError(
-                f"The 'range' of {who} must be finite with lower < upper. Got {range!r}. Pass e.g. range=(0, 100)."
+                f"The 'range' of {owner} must be finite with lower < upper. Got {range!r}. Pass e.g. range=(0, 100)."
             )
         if not math.isfinite(last - first):  # e.g. (-1e308, 1e308): numpy cannot place bins in an infinite width
             raise ValueError(
-                f"The 'range' of {who} must have a finite width upper - lower; got {range!r}, whose width overflows "
+                f"The 'range' of {owner} must have a finite width upper - lower; got {range!r}, whose width overflows "
                 "to inf. Pass a narrower range (|upper - lower| < 1.8e308)."
             )
         return np.linspace(first, last, k + 1), (k, first, last)
     if raw.dtype.kind not in "iuf" or raw.ndim != 1 or raw.size < 2:
         raise TypeError(
-            f"The 'bins' of {who} must be a number of bins or a 1-D sequence of at least two bin edges. Got {bins!r}."
+            f"The 'bins' of {owner} must be a number of bins or a 1-D sequence of at least two bin edges. Got {bins!r}."
         )
     edges = raw.astype(np.float64)
     if not np.all(np.isfinite(edges)) or not np.all(np.diff(edges) > 0):
         raise ValueError(
-            f"The bin edges ('bins') of {who} must be finite and strictly increasing. Got {bins!r}. (range= is not "
+            f"The bin edges ('bins') of {owner} must be finite and strictly increasing. Got {bins!r}. (range= is not "
             "needed with explicit edges.)"
         )
     return edges, None
@@ -84,19 +84,19 @@ class HistogramTarget:
     uniform: tuple[int, float, float] | None = None
     per_column: bool = False
     nan_policy: str = "raise"
-    who: str = "dp.stats.histogram"
+    owner: str = "dp.stats.histogram"
 
     def __call__(self, data: Any) -> np.ndarray:
         if is_out_of_core(data):  # counts in fixed public bins add up over blocks (dask, Chunks)
             result: np.ndarray = map_reduce(data, self)
             return result
-        x = as_data(data, who=self.who, allow_empty=True)
+        x = as_data(data, owner=self.owner, allow_empty=True)
         if self.nan_policy == "raise" and x.dtype.kind == "f":
             # One cheap reduction flags NaN (or ±inf pairs); only then pay for the exact check.
             with np.errstate(invalid="ignore", over="ignore"):  # ±inf and 1e308s only make the total non-finite
                 total = np.add.reduce(x, axis=None)
             if not math.isfinite(total) and np.isnan(x).any():
-                raise nan_error(self.who)
+                raise nan_error(self.owner)
         columns = [x[:, j] for j in range(x.shape[1])] if (self.per_column and x.ndim == 2) else [x.ravel()]
         return np.concatenate([self._counts(c) for c in columns]).astype(np.float64)
 
@@ -195,18 +195,18 @@ def histogram(
     noise's half-width; it covers numpy's exact counts with the public float64 edges. A density has no closed-form
     bar and refuses.
     """
-    who = "dp.stats.histogram"
-    nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
-    mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
-    check_params(privacy_params, mechanism, who=who)
-    full_response = check_bool(full_response, "full_response", who=who)
-    density = check_bool(density, "density", who=who)
+    owner = "dp.stats.histogram"
+    nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, owner=owner)
+    mechanism = check_choice(mechanism, "mechanism", MECHANISMS, owner=owner)
+    check_params(privacy_params, mechanism, owner=owner)
+    full_response = check_bool(full_response, "full_response", owner=owner)
+    density = check_bool(density, "density", owner=owner)
     if bins is None:
-        raise TypeError(f"{who} needs bins=: an integer with range=(lower, upper), or a sequence of bin edges.")
-    edges, uniform = _edges(bins, range, who)
+        raise TypeError(f"{owner} needs bins=: an integer with range=(lower, upper), or a sequence of bin edges.")
+    edges, uniform = _edges(bins, range, owner)
     out_of_core = is_out_of_core(x)
-    data = as_data(first_block(x) if out_of_core else x, who=who, allow_empty=not out_of_core)
-    ax = check_axis(axis, data.ndim, who=who, allowed=(None, 0))
+    data = as_data(first_block(x) if out_of_core else x, owner=owner, allow_empty=not out_of_core)
+    ax = check_axis(axis, data.ndim, owner=owner, allowed=(None, 0))
     n = n_rows(x) if out_of_core else data.shape[0]
     d = 1 if data.ndim == 1 else data.shape[1]
     per_column = data.ndim == 2 and ax == 0
@@ -228,7 +228,7 @@ def histogram(
         result: np.ndarray = counts / (widths[:, np.newaxis] if per_column else widths) / np.maximum(total, 1)
         return result
 
-    target = HistogramTarget(edges, uniform=uniform, per_column=per_column, nan_policy=nan_policy, who=who)
+    target = HistogramTarget(edges, uniform=uniform, per_column=per_column, nan_policy=nan_policy, owner=owner)
     accuracy = None if density else _CountsError(d=d, k=k, per_column=per_column)
     plan = Plan(
         target=target,

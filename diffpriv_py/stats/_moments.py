@@ -53,22 +53,22 @@ def _run(
     rng: RNGLike,
     accountant: Any,
     full_response: Any,
-    who: str,
+    owner: str,
     keepdims: Any = False,
     dtype: Any = None,
 ) -> Any:
-    nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
-    mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
-    check_params(privacy_params, mechanism, who=who)
-    full_response = check_bool(full_response, "full_response", who=who)
-    keepdims = check_bool(keepdims, "keepdims", who=who)
-    out_dtype = None if dtype is None else _check_dtype(dtype, who)
+    nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, owner=owner)
+    mechanism = check_choice(mechanism, "mechanism", MECHANISMS, owner=owner)
+    check_params(privacy_params, mechanism, owner=owner)
+    full_response = check_bool(full_response, "full_response", owner=owner)
+    keepdims = check_bool(keepdims, "keepdims", owner=owner)
+    out_dtype = None if dtype is None else _check_dtype(dtype, owner)
     out_of_core = type(x) is not np.ndarray and is_out_of_core(x)
     # Out-of-core data (dask, Chunks): the first block gives the layout and dtype, one cheap pass the public n.
-    data = as_data(first_block(x) if out_of_core else x, who=who, allow_bool=statistic == "count")
-    ax = None if axis is None else check_axis(axis, data.ndim, who=who)
+    data = as_data(first_block(x) if out_of_core else x, owner=owner, allow_bool=statistic == "count")
+    ax = None if axis is None else check_axis(axis, data.ndim, owner=owner)
     if out_of_core and ax == 1:
-        raise ValueError(AXIS1_OUT_OF_CORE.format(who=who))
+        raise ValueError(AXIS1_OUT_OF_CORE.format(owner=owner))
     two_d = data.ndim == 2
     n, d = n_rows(x) if out_of_core else data.shape[0], data.shape[1] if two_d else 1
     policy = "omit" if nan_policy == "omit" and data.dtype.kind == "f" else "raise"
@@ -79,15 +79,17 @@ def _run(
         # the hashable key of the plan cache); check_bounds alone made dp.stats.mean/var of 10 values 2.4-2.6x slower.
         pair = scalar_bounds(bounds)
         if pair is None:
-            arrays = check_bounds(bounds, d if two_d else None, who=who)
+            arrays = check_bounds(bounds, d if two_d else None, owner=owner)
     if statistic in ("var", "std") or policy == "omit":
-        ddof = check_ddof(ddof, n if ax == 0 else (d if ax == 1 else n * d), who=who)
+        ddof = check_ddof(ddof, n if ax == 0 else (d if ax == 1 else n * d), owner=owner)
     if arrays is None:
         # Everything a plan depends on is public and hashable here, so repeated releases reuse one plan and its
         # mechanism (the same objects a fresh build would give).
-        plan = _cached_plan(statistic, policy, n, d, ax, two_d, pair, ddof, who, keepdims, out_dtype)
+        plan = _cached_plan(statistic, policy, n, d, ax, two_d, pair, ddof, owner, keepdims, out_dtype)
     else:
-        plan = _plan(statistic, policy, _Shape(n=n, d=d, axis=ax, two_d=two_d), *arrays, ddof, who, keepdims, out_dtype)
+        plan = _plan(
+            statistic, policy, _Shape(n=n, d=d, axis=ax, two_d=two_d), *arrays, ddof, owner, keepdims, out_dtype
+        )
     return release(
         plan,
         privacy_params,
@@ -99,14 +101,14 @@ def _run(
     )
 
 
-def _check_dtype(dtype: Any, who: str) -> np.dtype[Any]:
+def _check_dtype(dtype: Any, owner: str) -> np.dtype[Any]:
     try:
         out: np.dtype[Any] | None = np.dtype(dtype)
     except TypeError:
         out = None
     if out is None or out.kind not in "iuf":
         raise TypeError(
-            f"The 'dtype' of {who} must be an integer or floating-point dtype, as numpy's; got {dtype!r}. Pass e.g. "
+            f"The 'dtype' of {owner} must be an integer or floating-point dtype, as numpy's; got {dtype!r}. Pass e.g. "
             "dtype=int for an integer result, or leave dtype=None for float64."
         )
     return out
@@ -206,7 +208,7 @@ def mean(
         accountant=accountant,
         full_response=full_response,
         keepdims=keepdims,
-        who="dp.stats.mean",
+        owner="dp.stats.mean",
     )
 
 
@@ -290,7 +292,7 @@ def sum(
         full_response=full_response,
         keepdims=keepdims,
         dtype=dtype,
-        who="dp.stats.sum",
+        owner="dp.stats.sum",
     )
 
 
@@ -379,7 +381,7 @@ def var(
         accountant=accountant,
         full_response=full_response,
         keepdims=keepdims,
-        who="dp.stats.var",
+        owner="dp.stats.var",
     )
 
 
@@ -455,7 +457,7 @@ def std(
         accountant=accountant,
         full_response=full_response,
         keepdims=keepdims,
-        who="dp.stats.std",
+        owner="dp.stats.std",
     )
 
 
@@ -500,7 +502,7 @@ def count(
     integer-valued: discrete Laplace (two-sided geometric) for ``mechanism="laplace"``, Gaussian noise rounded to an
     integer (post-processing) for ``"gaussian"``; the result is clipped into [0, number of values].
     """
-    who = "dp.stats.count"
+    owner = "dp.stats.count"
     return _run(
         "count",
         x,
@@ -514,7 +516,7 @@ def count(
         accountant=accountant,
         full_response=full_response,
         keepdims=keepdims,
-        who=who,
+        owner=owner,
     )
 
 
@@ -569,21 +571,21 @@ def covariance(
     exact (BLAS on integer-valued blocks), the scatter n·Σuuᵀ − ΣuΣuᵀ is an exact integer, and each released entry
     is rounded once; the sensitivities include 2⁻⁵² of each entry's largest value for that rounding.
     """
-    who = "dp.stats.covariance"
-    nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
-    mechanism = check_choice(mechanism, "mechanism", MECHANISMS, who=who)
-    check_params(privacy_params, mechanism, who=who)
-    full_response = check_bool(full_response, "full_response", who=who)
+    owner = "dp.stats.covariance"
+    nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, owner=owner)
+    mechanism = check_choice(mechanism, "mechanism", MECHANISMS, owner=owner)
+    check_params(privacy_params, mechanism, owner=owner)
+    full_response = check_bool(full_response, "full_response", owner=owner)
     out_of_core = is_out_of_core(x)
-    data = as_data(first_block(x) if out_of_core else x, who=who)
+    data = as_data(first_block(x) if out_of_core else x, owner=owner)
     if data.ndim != 2:
         raise ValueError(
-            f"{who} needs 2-D data with one record per row; got shape {data.shape}. Use dp.stats.var for one column."
+            f"{owner} needs 2-D data with one record per row; got shape {data.shape}. Use dp.stats.var for one column."
         )
     n, d = (n_rows(x), data.shape[1]) if out_of_core else data.shape
-    lo, hi = check_bounds(bounds, d, who=who)
+    lo, hi = check_bounds(bounds, d, owner=owner)
     omit = nan_policy == "omit" and data.dtype.kind == "f"
-    plan = _covariance_plan(n, d, lo, hi, ddof, omit, who)
+    plan = _covariance_plan(n, d, lo, hi, ddof, omit, owner)
     return release(
         plan,
         privacy_params,

@@ -39,20 +39,20 @@ class CompositeLabels:
     names: tuple[Any, ...]
 
     @classmethod
-    def of(cls, columns: Sequence[Any], keys: Any, who: str) -> CompositeLabels:
+    def of(cls, columns: Sequence[Any], keys: Any, owner: str) -> CompositeLabels:
         """Combine the grouping ``columns`` (and the public ``keys``, tuples of their labels) into one label."""
-        labels = [_group_labels(_materialise(c), who) for c in columns]
+        labels = [_group_labels(_materialise(c), owner) for c in columns]
         n = labels[0].shape[0]
         for j, column in enumerate(labels):
             if column.shape[0] != n:
                 raise ValueError(
-                    f"The grouping columns of {who} must have one entry per row each; column {j} has "
+                    f"The grouping columns of {owner} must have one entry per row each; column {j} has "
                     f"{column.shape[0]} entries and column 0 has {n}. Pass columns of the same table."
                 )
-        key_levels = _key_levels(keys, len(labels), who)
+        key_levels = _key_levels(keys, len(labels), owner)
         if key_levels is not None:
             for column, level in zip(labels, key_levels, strict=True):
-                _check_keys_type(tuple(level), _label_kind(column.dtype), who)
+                _check_keys_type(tuple(level), _label_kind(column.dtype), owner)
         # The keys ride along as extra entries so that a key no row holds still gets its integer.
         stacked = (
             labels
@@ -86,24 +86,24 @@ class CompositeLabels:
         return pd.MultiIndex.from_arrays(arrays, names=list(names or self.names))
 
 
-def _key_levels(keys: Any, width: int, who: str) -> list[list[Any]] | None:
+def _key_levels(keys: Any, width: int, owner: str) -> list[list[Any]] | None:
     """The public keys (tuples of one label per grouping column, or a pandas MultiIndex) as one list per column."""
     if keys is None:
         return None
     if isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__"):
         raise TypeError(
-            f"The 'keys' of {who} with {width} grouping columns must be a sequence of tuples of {width} labels (or a "
+            f"The 'keys' of {owner} with {width} grouping columns must be a sequence of tuples of {width} labels (or a "
             f"pandas MultiIndex); got {keys!r:.200}. Pass e.g. keys=[('Paris', 'young'), ('Lyon', 'old')]."
         )
     rows = [tuple(k) if isinstance(k, (tuple, list)) else k for k in keys]
     bad = [k for k in rows if not isinstance(k, tuple) or len(k) != width]
     if bad:
         raise ValueError(
-            f"Each key of {who} must be a tuple of {width} labels, one per grouping column; got {bad[0]!r:.200}. "
+            f"Each key of {owner} must be a tuple of {width} labels, one per grouping column; got {bad[0]!r:.200}. "
             f"Pass e.g. keys=[('Paris', 'young'), ('Lyon', 'old')]."
         )
     if not rows:
-        raise ValueError(f"The 'keys' of {who} must not be empty; pass keys=None to select groups privately.")
+        raise ValueError(f"The 'keys' of {owner} must not be empty; pass keys=None to select groups privately.")
     if len(set(rows)) != len(rows):
-        raise ValueError(f"The 'keys' of {who} must be distinct tuples; got {keys!r:.200}.")
+        raise ValueError(f"The 'keys' of {owner} must be distinct tuples; got {keys!r:.200}.")
     return [[k[j] for k in rows] for j in range(width)]

@@ -28,14 +28,14 @@ _OMIT_L1 = {1: 1.5, 2: 1.75}
 _OMIT_L2 = {1: math.sqrt(1.25), 2: math.sqrt(1.3125)}
 
 
-def _check_sum_fits(low: Any, high: Any, who: str) -> None:
+def _check_sum_fits(low: Any, high: Any, owner: str) -> None:
     """Refuse, before any charge, bounds whose sum over the n records (the range the released sum is clipped to)
     overflows float64: the release could then be infinite."""
     with np.errstate(over="ignore", invalid="ignore"):
         ok = bool(np.all(np.isfinite(low)) and np.all(np.isfinite(high)))
     if not ok:
         raise ValueError(
-            f"The bounds of {who} are too wide for a sum in float64: the number of values times the bounds, "
+            f"The bounds of {owner} are too wide for a sum in float64: the number of values times the bounds, "
             f"[{float(np.min(low)):.3g}, {float(np.max(high)):.3g}], overflows to inf, so the released sum could be "
             "infinite. Narrow the bounds, or rescale the data (e.g. report it in other units)."
         )
@@ -75,7 +75,7 @@ class _Shape:
 
 
 def _raise_plan(
-    statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str, root: bool = False
+    statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, owner: str, root: bool = False
 ) -> Plan:
     """Plans under nan_policy="raise": the number of values is public, so it appears in the sensitivity.
 
@@ -85,8 +85,8 @@ def _raise_plan(
     """
     m = s.per_statistic
     if statistic == "var":
-        ddof = check_ddof(ddof, m, who=who)
-    target = ClippedStatistic(statistic, lo, hi, axis=s.axis, ddof=ddof, who=who)
+        ddof = check_ddof(ddof, m, owner=owner)
+    target = ClippedStatistic(statistic, lo, hi, axis=s.axis, ddof=ddof, owner=owner)
     grid = target.grid(s.d)
     # Per record, the largest change of a statistic in grid units (1 per value for a per-column grid).
     reach = float(np.ldexp(grid.spans(s.d), -grid.bits).sum()) if s.axis != 0 else np.ones(s.d)
@@ -103,7 +103,7 @@ def _raise_plan(
                     low, high = lo_d.sum(), hi_d.sum()
                 else:
                     low, high = s.n * lo_d.sum(), s.n * hi_d.sum()
-            _check_sum_fits(low, high, who)
+            _check_sum_fits(low, high, owner)
             count = m
         else:
             per = np.broadcast_to(reach / m + rounding_allowance(1.0), (s.groups,))
@@ -243,7 +243,7 @@ def _one_count(cap: int) -> Callable[[float], int]:
 
 
 def _omit_plan(
-    statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, who: str, root: bool = False
+    statistic: str, s: _Shape, lo: np.ndarray, hi: np.ndarray, ddof: int, owner: str, root: bool = False
 ) -> Plan:
     """Plans under nan_policy="omit": the number of present values is private, so it is released too (or avoided).
 
@@ -255,15 +255,15 @@ def _omit_plan(
     """
     if s.axis == 1:
         raise ValueError(
-            f"{who} supports nan_policy='omit' with axis=None or axis=0 only; with axis=1 use nan_policy='raise' "
+            f"{owner} supports nan_policy='omit' with axis=None or axis=0 only; with axis=1 use nan_policy='raise' "
             "after imputing missing values with a public value."
         )
-    ddof = check_ddof(ddof, s.per_statistic, who=who)
+    ddof = check_ddof(ddof, s.per_statistic, owner=owner)
     groups = 1 if s.axis is None else s.d
     cells = s.d if s.axis is None else 1  # values of one record inside one group
     max_count = s.n * cells
     lo_d, hi_d = np.broadcast_to(lo, (s.d,)), np.broadcast_to(hi, (s.d,))
-    target = ClippedStatistic(statistic, lo, hi, axis=s.axis, nan_policy="omit", ddof=ddof, who=who)
+    target = ClippedStatistic(statistic, lo, hi, axis=s.axis, nan_policy="omit", ddof=ddof, owner=owner)
     grid = target.grid(s.d)
     unit = grid.unit()
     if statistic == "sum":
@@ -274,7 +274,7 @@ def _omit_plan(
             low, high = s.n * np.minimum(lo_d, 0.0), s.n * np.maximum(hi_d, 0.0)
             if s.axis is None:
                 low, high = low.sum(), high.sum()
-        _check_sum_fits(low, high, who)
+        _check_sum_fits(low, high, owner)
 
         def sum_post(v: np.ndarray) -> np.ndarray:
             result: np.ndarray = np.clip(v * unit, low, high)
@@ -320,7 +320,7 @@ def _omit_plan(
     return Plan(target=target, l1=l1, l2=l2, dims=(order + 1) * groups, postprocess=post)
 
 
-def _count_plan(s: _Shape, who: str) -> Plan:
+def _count_plan(s: _Shape, owner: str) -> Plan:
     # One record changes whether each of its d values is present (or True): at most 1 per value.
     if s.axis is None:
         per, cap = np.array([float(s.d)]), s.n * s.d
@@ -330,7 +330,7 @@ def _count_plan(s: _Shape, who: str) -> Plan:
         per, cap = np.full(s.n, float(s.d)), s.d
     l1, l2 = sensitivities(per, together=s.together)
 
-    target = ClippedStatistic("count", np.asarray(0.0), np.asarray(1.0), axis=s.axis, who=who)
+    target = ClippedStatistic("count", np.asarray(0.0), np.asarray(1.0), axis=s.axis, owner=owner)
     return Plan(
         target=target,
         l1=l1,
@@ -353,12 +353,12 @@ def _cached_plan(
     two_d: bool,
     pair: tuple[float, float] | None,
     ddof: int,
-    who: str,
+    owner: str,
     keepdims: bool,
     dtype: np.dtype | None,
 ) -> Plan:
     lo, hi = (np.asarray(1.0), np.asarray(2.0)) if pair is None else (np.asarray(pair[0]), np.asarray(pair[1]))
-    return _plan(statistic, policy, _Shape(n=n, d=d, axis=axis, two_d=two_d), lo, hi, ddof, who, keepdims, dtype)
+    return _plan(statistic, policy, _Shape(n=n, d=d, axis=axis, two_d=two_d), lo, hi, ddof, owner, keepdims, dtype)
 
 
 def _plan(
@@ -368,17 +368,17 @@ def _plan(
     lo: np.ndarray,
     hi: np.ndarray,
     ddof: int,
-    who: str,
+    owner: str,
     keepdims: bool,
     dtype: np.dtype | None,
 ) -> Plan:
     """The statistic's plan with its whole post-processing: square root, numpy's output shape and dtype."""
     if statistic == "count":
-        plan = _count_plan(s, who)
+        plan = _count_plan(s, owner)
     else:
         stat = "var" if statistic == "std" else statistic
         # The std is the square root of the variance, taken in grid units (root=True) so it never overflows.
-        plan = (_omit_plan if policy == "omit" else _raise_plan)(stat, s, lo, hi, ddof, who, statistic == "std")
+        plan = (_omit_plan if policy == "omit" else _raise_plan)(stat, s, lo, hi, ddof, owner, statistic == "std")
     post, scalar_post, accuracy = plan.postprocess, plan.scalar_postprocess, plan.accuracy
     scalar = not s.two_d or s.axis is None
     kept = _kept_shape(s) if keepdims else None
@@ -437,21 +437,21 @@ def _as_dtype(values: Any, dtype: np.dtype) -> np.ndarray:
     return arr.astype(dtype)
 
 
-def _covariance_plan(n: int, d: int, lo: np.ndarray, hi: np.ndarray, ddof: Any, omit: bool, who: str) -> Plan:
+def _covariance_plan(n: int, d: int, lo: np.ndarray, hi: np.ndarray, ddof: Any, omit: bool, owner: str) -> Plan:
     """The plan of :func:`~diffpriv_py.stats.covariance` (its Notes give the sensitivities)."""
     with np.errstate(over="ignore"):
         r = np.broadcast_to(hi - lo, (d,)).astype(np.float64)
     iu = np.triu_indices(d)
     entries = iu[0].size
     if omit:
-        check_ddof(ddof, 2, who=who)
+        check_ddof(ddof, 2, owner=owner)
         # Plus one rounding per released Σu (|·| ≤ n/2) and Σuuᵀ entry (|·| ≤ n/4), to L1 and (loosely) to L2.
         allowance = d * float(rounding_allowance(n / 2)) + entries * float(rounding_allowance(n / 4))
         l1 = max(1 + d / 2 + d * (d + 1) / 8, d + d / 4 + d * (d - 1) / 4) + allowance
         l2 = max(math.sqrt(1 + d / 4 + d * (d + 1) / 32), math.sqrt(d + d / 16 + d * (d - 1) / 8)) + allowance
         dims = 1 + d + entries
     else:
-        ddof = check_ddof(ddof, n, who=who)
+        ddof = check_ddof(ddof, n, owner=owner)
         # In units r_j·r_k every entry is at most ⌊n/2⌋⌈n/2⌉/(n(n − ddof)) ≤ n/(4(n − ddof)) in absolute value
         # (Cauchy–Schwarz and Popoviciu), which bounds the error of its one rounding.
         per = (n - 1) / (n * (n - ddof)) + float(rounding_allowance(n / (4 * (n - ddof))))
@@ -466,7 +466,7 @@ def _covariance_plan(n: int, d: int, lo: np.ndarray, hi: np.ndarray, ddof: Any, 
         largest = d * bound * np.outer(r, r)
     if not np.all(np.isfinite(largest)):
         raise ValueError(
-            f"The bounds of {who} are too wide for a covariance in float64: columns of width up to "
+            f"The bounds of {owner} are too wide for a covariance in float64: columns of width up to "
             f"{float(np.max(r)):.3g} give entries of up to {d * bound:.3g} × width_j × width_k, which overflows to "
             "inf, so the released matrix could be infinite. Narrow the bounds, or rescale the data (e.g. report it in "
             "other units) so that every width is below about 1e154."
@@ -489,6 +489,6 @@ def _covariance_plan(n: int, d: int, lo: np.ndarray, hi: np.ndarray, ddof: Any, 
         result: np.ndarray = m * np.outer(r, r)
         return result
 
-    target = CovarianceTarget(lo, hi, ddof=ddof, nan_policy="omit" if omit else "raise", who=who)
+    target = CovarianceTarget(lo, hi, ddof=ddof, nan_policy="omit" if omit else "raise", owner=owner)
     target.grid(d)  # public: bounds without a representable fixed-point grid are refused here, before any charge
     return Plan(target=target, l1=l1, l2=l2, dims=dims, postprocess=post)

@@ -106,12 +106,12 @@ def default_n_candidates(n_values: int, epsilon: float, sensitivity: float = 1.0
     and the set of possible outputs, does not depend on the data; the worst-case rank error bound grows with
     ln m only.
     """
-    who = "dp.stats.default_n_candidates"
-    n_values = check_int(n_values, "n_values", minimum=0, owner=who)
+    owner = "dp.stats.default_n_candidates"
+    n_values = check_int(n_values, "n_values", minimum=0, owner=owner)
     epsilon = check_in_range(epsilon, "epsilon", 0.0, math.inf, low_closed=True, high_closed=True, allow_inf=True,
-                             owner=who)  # fmt: skip
+                             owner=owner)  # fmt: skip
     sensitivity = check_in_range(sensitivity, "sensitivity", 0.0, math.inf, low_closed=False, high_closed=False,
-                                 owner=who)  # fmt: skip
+                                 owner=owner)  # fmt: skip
     target = n_values * epsilon / (4.0 * sensitivity)
     if not target > 1 << 10:
         return DEFAULT_CANDIDATES
@@ -672,29 +672,29 @@ def quantile(
     >>> x = np.random.default_rng(0).normal(50, 10, 1000)
     >>> med = dp.stats.quantile(x, 0.5, dp.Eps(1.0), bounds=(0, 100), rng=1)
     """
-    who = "dp.stats.quantile"
-    nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, who=who)
+    owner = "dp.stats.quantile"
+    nan_policy = check_choice(nan_policy, "nan_policy", NAN_POLICIES, owner=owner)
     if not isinstance(privacy_params, Eps):
-        check_params(privacy_params, "laplace", who=who)
-    full_response = check_bool(full_response, "full_response", who=who)
-    keepdims = check_bool(keepdims, "keepdims", who=who)
+        check_params(privacy_params, "laplace", owner=owner)
+    full_response = check_bool(full_response, "full_response", owner=owner)
+    keepdims = check_bool(keepdims, "keepdims", owner=owner)
     levels = quantile_levels(q)
     if is_out_of_core(x):
         raise TypeError(
-            f"{who} does not accept out-of-core data (dask, Chunks): the release reads the rank counts of every "
+            f"{owner} does not accept out-of-core data (dask, Chunks): the release reads the rank counts of every "
             "candidate from all values in memory. Compute it on an in-memory sample, or use dp.stats.histogram with "
             "fine public bins (additive over blocks) and read the quantile off the private cumulative counts."
         )
-    data = as_data(x, who=who)
+    data = as_data(x, owner=owner)
     if isinstance(axis, tuple) and not axis:  # numpy's axis=(): nothing is reduced, each value is its own answer
         # One value per answer: n·ε is tiny, so the sized default is the former fixed one.
         size = DEFAULT_CANDIDATES if n_candidates is None else _n_candidates(n_candidates)
         response = _each_value(data, levels, privacy_params, bounds, nan_policy, size, rng=rng, accountant=accountant)
         each = response.response[0] if np.ndim(q) == 0 else response.response
         return attrs.evolve(response, response=each) if full_response else each
-    ax = check_axis(axis, data.ndim, who=who, allowed=(None, 0))
+    ax = check_axis(axis, data.ndim, owner=owner, allowed=(None, 0))
     two_d = data.ndim == 2
-    lo, hi = check_bounds(bounds, data.shape[1] if two_d else None, who=who)
+    lo, hi = check_bounds(bounds, data.shape[1] if two_d else None, owner=owner)
     if n_candidates is not None:
         n_candidates = _n_candidates(n_candidates)
     pooled = two_d and ax is None
@@ -752,14 +752,14 @@ def _each_value(
     every level and value and the guarantee holds against a change of the whole dataset, a fortiori of one record
     (diffprivlib splits the same way).
     """
-    who = "dp.stats.quantile"
+    owner = "dp.stats.quantile"
     if data.size > _MAX_EACH_VALUE:
         raise ValueError(
-            f"{who} with axis=() releases one quantile per value, each at ε/(levels·values), so {data.size} values "
+            f"{owner} with axis=() releases one quantile per value, each at ε/(levels·values), so {data.size} values "
             f"would each get ε/{len(levels) * data.size:g} (noise only); at most {_MAX_EACH_VALUE} values are "
             "answered. Reduce over an axis (axis=0 or None), or release the values themselves with dp.Laplace."
         )
-    lo, hi = check_bounds(bounds, data.shape[1] if data.ndim == 2 else None, who=who)
+    lo, hi = check_bounds(bounds, data.shape[1] if data.ndim == 2 else None, owner=owner)
     mech = Quantile(
         quantiles=levels,
         lower=np.broadcast_to(lo, data.shape).reshape(-1),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from typing import Any
 
 import attrs
@@ -39,7 +40,7 @@ def non_missing(data: np.ndarray, axis: int | None) -> np.ndarray:
     return result
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, init=False)
 class ClippedStatistic:
     """Target of a DP moment statistic: exact sums on a public fixed-point grid across the bounds, in grid units.
 
@@ -57,9 +58,32 @@ class ClippedStatistic:
     axis: int | None = None
     nan_policy: str = "raise"
     ddof: int = 0
-    who: str = "dp.stats"
+    owner: str = "dp.stats"
     # Per record width d: the grid, and its parameters as Python floats when they are scalars (the small path).
     _grids: dict[Any, Any] = attrs.field(init=False, factory=dict, repr=False)
+
+    def __init__(
+        self,
+        statistic: str,
+        lower: np.ndarray,
+        upper: np.ndarray,
+        axis: int | None = None,
+        nan_policy: str = "raise",
+        ddof: int = 0,
+        owner: str = "dp.stats",
+        *,
+        who: str | None = None,
+    ) -> None:
+        if who is not None:  # the former name of ``owner`` (the library spells "who is asking" one way)
+            warnings.warn("ClippedStatistic(who=...) is deprecated; pass owner=...", DeprecationWarning, stacklevel=2)
+            owner = who
+        self.__attrs_init__(statistic, lower, upper, axis, nan_policy, ddof, owner)
+
+    @property
+    def who(self) -> str:
+        """Deprecated alias of :attr:`owner`."""
+        warnings.warn("ClippedStatistic.who is deprecated; read owner", DeprecationWarning, stacklevel=2)
+        return self.owner
 
     def grid(self, d: int) -> Grid:
         """The public grid for records of d values (depends on the bounds, d and the statistic only)."""
@@ -92,26 +116,26 @@ class ClippedStatistic:
             offset = "zero" if self.statistic == "sum" else "centre"
         else:
             offset = "origin"
-        return Grid.over(self.lower, self.upper, bits, pooled=pooled, offset=offset, who=self.who)
+        return Grid.over(self.lower, self.upper, bits, pooled=pooled, offset=offset, owner=self.owner)
 
     def __call__(self, data: Any) -> np.ndarray | np.floating:
         if self.statistic == "count":
             if type(data) is not np.ndarray and is_out_of_core(data):
                 if self.axis == 1:
-                    raise ValueError(AXIS1_OUT_OF_CORE.format(who=self.who))
+                    raise ValueError(AXIS1_OUT_OF_CORE.format(owner=self.owner))
                 result: np.ndarray | np.floating[Any] = map_reduce(
                     data, lambda b: non_missing(self._block(b), self.axis)
                 )
                 return result
-            return non_missing(as_data(data, who=self.who, allow_bool=True), self.axis)
+            return non_missing(as_data(data, owner=self.owner, allow_bool=True), self.axis)
         if type(data) is not np.ndarray and is_out_of_core(data):
             if self.axis == 1:
-                raise ValueError(AXIS1_OUT_OF_CORE.format(who=self.who))
-            d = _width(as_data(first_block(data), who=self.who))
+                raise ValueError(AXIS1_OUT_OF_CORE.format(owner=self.owner))
+            d = _width(as_data(first_block(data), owner=self.owner))
             grid = self.grid(d)
             sums = map_reduce(data, lambda b: self._sums(self._block(b), grid))
         else:
-            x = as_data(data, who=self.who)
+            x = as_data(data, owner=self.owner)
             grid, small = self._grid(1 if x.ndim == 1 else x.shape[1])  # _width(x), inline
             # A twin kept on measurement: _small is _sums + _finish for a few pooled values in Python arithmetic.
             # Through _sums, dp.stats.mean, sum and var of 10 values took 3.2-3.8x as long and std of 30 values
@@ -162,7 +186,7 @@ class ClippedStatistic:
         return result
 
     def _block(self, block: Any) -> np.ndarray:
-        return as_data(block, who=self.who, allow_bool=self.statistic == "count")
+        return as_data(block, owner=self.owner, allow_bool=self.statistic == "count")
 
     def _sums(self, x: np.ndarray, grid: Grid) -> GridSums:
         return grid_sums(x, grid, self.axis, 2 if self.statistic == "var" else 1)
@@ -178,7 +202,7 @@ class ClippedStatistic:
                 parts.append(to_units(sums.s2, 2 * b))
             return np.stack([np.atleast_1d(p) for p in parts]).ravel()
         if np.any(np.asarray(sums.present) != m):
-            raise nan_error(self.who)
+            raise nan_error(self.owner)
         if self.statistic == "sum":
             return to_units(sums.s1, b)
         if self.statistic == "mean":
@@ -188,7 +212,7 @@ class ClippedStatistic:
 
 
 AXIS1_OUT_OF_CORE = (
-    "{who} with axis=1 releases one value per record, which does not fit the blockwise (out-of-core) path; "
+    "{owner} with axis=1 releases one value per record, which does not fit the blockwise (out-of-core) path; "
     "use axis=None or axis=0 on dask data or Chunks, or compute per-record statistics in memory."
 )
 
@@ -210,18 +234,18 @@ class CovarianceTarget:
     upper: np.ndarray
     ddof: int = 1
     nan_policy: str = "raise"
-    who: str = "dp.stats.covariance"
+    owner: str = "dp.stats.covariance"
 
     def grid(self, d: int) -> Grid:
-        return Grid.over(self.lower, self.upper, square_bits(d), pooled=False, offset="centre", who=self.who)
+        return Grid.over(self.lower, self.upper, square_bits(d), pooled=False, offset="centre", owner=self.owner)
 
     def __call__(self, data: Any) -> np.ndarray:
         omit = self.nan_policy == "omit"
         if is_out_of_core(data):
-            grid = self.grid(as_data(first_block(data), who=self.who).shape[1])
-            sums = map_reduce(data, lambda b: self._sums(as_data(b, who=self.who), grid, omit))
+            grid = self.grid(as_data(first_block(data), owner=self.owner).shape[1])
+            sums = map_reduce(data, lambda b: self._sums(as_data(b, owner=self.owner), grid, omit))
         else:
-            x = as_data(data, who=self.who)
+            x = as_data(data, owner=self.owner)
             grid = self.grid(x.shape[1])
             sums = self._sums(x, grid, omit)
         count, s1, s2 = sums
@@ -236,4 +260,4 @@ class CovarianceTarget:
         try:
             return grid_gram(x, grid, complete_only=omit)
         except ValueError:
-            raise nan_error(self.who) from None
+            raise nan_error(self.owner) from None
