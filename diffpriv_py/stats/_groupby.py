@@ -35,6 +35,7 @@ from ..privacy import Del, Eps
 from ._common import MECHANISMS, MechanismName, check_bounds, check_choice
 from ._quantile import _cached_grid, _draw_candidates_grouped, _GroupedCells, _n_candidates, default_n_candidates
 from ._quantile import _quantiles as _quantile_levels
+from ._selection import SELECTIONS, WeightedGaussian
 
 __all__ = ["GROUPBY_STATISTICS", "GroupBy", "GroupByResult", "groupby"]
 
@@ -315,10 +316,12 @@ class GroupBy(DPMech):
     quantiles: tuple[float, ...] = attrs.field(default=(), converter=_levels)
     n_candidates: int | None = attrs.field(default=None, converter=attrs.converters.optional(_n_candidates))
     columns: tuple[str, ...] | None = attrs.field(default=None, converter=_columns)
+    selection: str = attrs.field(default="auto")
     _subs: tuple[GroupBy, ...] = attrs.field(init=False, default=(), repr=False)
 
     def __attrs_post_init__(self) -> None:
         check_choice(self.noise, "noise", MECHANISMS, who="dp.stats.groupby")
+        check_choice(self.selection, "selection", SELECTIONS, who="dp.stats.groupby")
         check_alpha(self.alpha, owner="dp.stats.groupby")
         for name in ("max_groups", "max_rows"):
             check_int(getattr(self, name), name, minimum=1, owner="dp.stats.groupby")
@@ -474,6 +477,18 @@ class GroupBy(DPMech):
         # its tail is too: the threshold is set for a δ₀ shaved by 2⁻³⁰, which covers that for what is sampled.
         return t, discrete_laplace_half_width(t, 2.0 * delta0 * (1.0 - 2.0**-30)) + 2
 
+    def selection_policy(self, select: Eps) -> str:
+        """The partition-selection policy used with selection parameters ``select``: ``selection`` itself, or for
+        "auto" the one needing fewer people for a group to be released with probability ½, from public numbers
+        only (G, ε_s, δ_s): "threshold" at G = 1 (bit for bit the release before set-union selection existed),
+        else "weighted_gaussian" iff ρ·√G < τ (ρ·√G people of weight 1/√G each reach ρ; τ people reach τ)."""
+        if self.selection != "auto":
+            return self.selection
+        if self.max_groups == 1:
+            return "threshold"
+        union = WeightedGaussian.of(select, self.max_groups, 1)
+        return "weighted_gaussian" if union.people_at_half() < self.threshold(select)[1] else "threshold"
+
     # ---- template hooks ----------------------------------------------------------------------------------------------
 
     def _check_params(self, privacy_params: Eps) -> None:
@@ -491,8 +506,10 @@ class GroupBy(DPMech):
         select = self.split(privacy_params)[0]
         if select is not None:
             _noise.laplace_epsilon_reserve(select.epsilon, 2 * self.max_groups)
-            try:  # τ depends on public parameters only: computed here so that it can never fail after the charge
+            try:  # τ and ρ depend on public parameters only: computed here so that they never fail after the charge
                 self.threshold(select)
+                if self.selection_policy(select) == "weighted_gaussian":
+                    WeightedGaussian.of(select, self.max_groups, 2**62)
             except (OverflowError, ValueError):
                 raise ValueError(
                     f"dp.stats.groupby cannot select groups privately with {privacy_params!r}: the selection's share "
@@ -635,7 +652,11 @@ class GroupBy(DPMech):
             rows_at = rows_at[keep]
         else:
             unit_codes = None
-        if select is not None:
+        if select is not None and self.selection_policy(select) == "weighted_gaussian":
+            union = WeightedGaussian.of(select, self.max_groups, n_people)
+            people = np.arange(by_codes.shape[0]) if unit_codes is None else unit_codes
+            released = union.release(people, by_codes, n_groups, rng)
+        elif select is not None:
             if unit_codes is None:
                 people = _group_sums(by_codes, None, n_groups).astype(np.int64)
             else:
@@ -1112,6 +1133,7 @@ def groupby(
     max_groups: int = 1,
     max_rows: int = 1,
     mechanism: MechanismName = "laplace",
+    selection: str = "auto",
     alpha: float = 0.05,
     rng: RNGLike = None,
     accountant: Any = None,
@@ -1159,6 +1181,12 @@ def groupby(
         (a uniformly random choice from ``rng``). Larger limits keep more data but add proportionally more noise.
     mechanism : {"laplace", "gaussian"}, default "laplace"
         Noise of the aggregates (integer-valued for counts with Laplace).
+    selection : {"auto", "threshold", "weighted_gaussian"}, default "auto"
+        Partition-selection policy when ``keys`` is None (see :class:`GroupBy`): a noisy count of people per group
+        against a threshold, or set-union selection (each person spreads an L2 weight of 1 over their kept groups,
+        Gaussian noise, a threshold), which releases more groups when ``max_groups`` > 1. "auto" picks from public
+        numbers only (``max_groups``, ε, δ): "threshold" at ``max_groups`` = 1, else the one whose group of
+        people in ``max_groups`` groups each is released at a smaller size.
     alpha : float, default 0.05
         Level of the ``<statistic>_accuracy`` columns: each value is within that half-width of the exact
         statistic of the bounded, clipped data with probability ≥ 1 − α (per group and statistic).
@@ -1243,6 +1271,7 @@ def groupby(
         max_rows=max_rows,
         noise=mechanism,
         alpha=alpha,
+        selection=selection,
     )
     composite = None
     if several:  # a public relabelling: each row's tuple of labels becomes one integer label (see _multikey)
