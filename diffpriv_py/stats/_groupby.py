@@ -269,6 +269,47 @@ class GroupBy(DPMech):
     reserve is calibrated for the 2G coordinates that can differ, a public number, and the threshold for
     δ₀·(1 − 2⁻³⁰), which covers the sampler's relative error (below 2⁻⁴⁰) in the tail probability.
 
+    **Set-union selection** (``selection="weighted_gaussian"``; the weighted Gaussian of Gopi, Gulhane, Kulkarni,
+    Shen, Shokouhi & Yekhanin, "Differentially Private Set Union", ICML 2020, there for adding or removing one
+    user), for the same (ε_s, δ_s). Each person who kept t ≥ 1 groups gives each of them the weight
+    w_t = k_t·2⁻²⁰ with k_t = ⌊2²⁰/√t⌋ (an integer, computed as ⌊√⌊2⁴⁰/t⌋⌋), so t·w_t² ≤ 1: their weight vector
+    has L2 norm ≤ 1. Each candidate's weight W_g (the exact integer sum of the k's, converted to float64 once) gets
+    the library's safe Gaussian noise (integer noise on the power-of-two grid r ≈ σ·2⁻⁴⁰, as in
+    :class:`~diffpriv_py.mechanisms.Gaussian`) calibrated to (ε_s, δ_s/2) and L2 sensitivity √2 (plus the float
+    conversion's allowance on 2G coordinates), and the group is released iff the noisy weight is ≥ ρ, with
+    ρ = max over t = 1 … G of (w_t + σ·Φ⁻¹((1 − p′)^{1/t})) + 2r, p′ = p·(1 − 2⁻²⁰), p = δ_s/(2(1 + e^{ε_s}))
+    (Φ⁻¹ computed as −ndtri(1 − (1 − p′)^{1/t}) by expm1/log1p, enlarged by a relative 2⁻³⁰ and ρ rounded up).
+    Everything is vectorised: one hash of the kept (person, group) pairs, two bincounts and one noise batch.
+
+    Proof (replace one person). Fix the bounding's realisation as above; x keeps a ≤ G groups, y keeps b ≤ G. The
+    candidates of one side only are groups where x (resp. y) is alone: at most a of D, each of weight exactly
+    w_a, and at most b of D′. (1) On the common candidates A the weight vectors differ by (v_x − v_y) restricted
+    to A, where v_x, v_y are the two people's weight vectors; both are non-negative with norm ≤ 1, so
+    ‖v_x − v_y‖² = ‖v_x‖² + ‖v_y‖² − 2⟨v_x, v_y⟩ ≤ 2: L2 sensitivity √2 (under add/remove it would be 1). The
+    float conversion moves each of the ≤ 2G differing coordinates by at most ``rounding_allowance(n_people)``
+    (a group weighs at most n_people), which the calibrated sensitivity includes; comparisons with ρ are
+    post-processing, so the noisy comparisons on A, M_A, are (ε_s, δ_s/2)-DP. (2) A lone group's value is
+    (round_r(w_a)/r + Y)·r, computed exactly, with Y the sampler's integer, whose law is within a relative 2⁻³⁸
+    of a N(0, (σ/r)²) rounded to the nearest integer on |Y| ≤ 40σ/r (tail mass e⁻⁸⁰⁰; see
+    ``gaussian_grid_calibration``). So it is released with probability at most (1 + 2⁻³⁸)·q_a + e⁻⁸⁰⁰, where
+    q_a = P(N(0, σ²) ≥ ρ − w_a − r) ≤ 1 − (1 − p′)^{1/a} by the choice of ρ (the 2r margin covers the rounding
+    of w_a to the grid and the nearest-integer rounding). With independent noise, and f(q) = 1 − (1 − q)^a
+    concave with f(0) = 0, none of the ≤ a lone groups is released except with probability at most
+    (1 + 2⁻³⁸)·p′ + a·e⁻⁸⁰⁰ ≤ p. (3) The threshold policy's argument, with the pure ε_s of M_A replaced by
+    (ε_s, δ_s/2): P[M(D) ∈ S] ≤ p + P[M_A(D) ∈ S] ≤ p + e^{ε_s}·P[M_A(D′) ∈ S] + δ_s/2
+    ≤ p + δ_s/2 + e^{ε_s}·(P[M(D′) ∈ S] + p). Selection is therefore (ε_s, δ_s/2 + (1 + e^{ε_s})·p = δ_s)-DP.
+    Relative to the paper's add/remove statement the replace-one relation changes the sensitivity from 1 to √2
+    and the lone-group term from p to (1 + e^{ε_s})·p (lone groups exist on both sides). The aggregates compose
+    on top as above (the bounding, not the selection, limits one person to G groups and R rows each).
+
+    **Choosing the policy** (``selection="auto"``, the default): a function of (G, ε_s, δ_s) alone, so the choice
+    reveals nothing. At G = 1 it is the threshold (a person is one unit of one group: the geometric threshold is
+    the sharper one, and releases stay as before). For G > 1 it is the weighted Gaussian iff ρ·√G < τ: a group
+    whose people each fill all G groups reaches the median release at ρ·√G people under the weighted Gaussian
+    and at τ people under the threshold (people in fewer groups weigh more, which only favours the weighted
+    Gaussian). For Del(1, 10⁻⁶) and count + mean (ε_s = ½): τ = 120, 316, 658 and ρ·√G = 88, 143, 206 at
+    G = 2, 5, 10.
+
     **Public keys.** Every key is released, in the order given (an absent one as an empty group), and no other
     label, whatever the data; no budget goes to selection. Rows whose label is not a key are dropped *before*
     bounding: whether a row is dropped depends on its own label and the public keys alone, so each person's
@@ -486,7 +527,10 @@ class GroupBy(DPMech):
             return self.selection
         if self.max_groups == 1:
             return "threshold"
-        union = WeightedGaussian.of(select, self.max_groups, 1)
+        try:
+            union = WeightedGaussian.of(select, self.max_groups, 1)
+        except ValueError:  # beyond the safe Gaussian's range (e.g. ε_s ≥ 500): the threshold still works
+            return "threshold"
         return "weighted_gaussian" if union.people_at_half() < self.threshold(select)[1] else "threshold"
 
     # ---- template hooks ----------------------------------------------------------------------------------------------
