@@ -171,7 +171,7 @@ def test_a_person_with_many_labels_releases_only_kept_groups_at_rate_p(monkeypat
     assert with_own <= sps.binom.isf(P_FALSE_ALARM, runs, p)
 
 
-# ---- structure ---------------------------------------------------------------------------------------------------------
+# ---- structure -------------------------------------------------------------------------------------------------------
 
 
 def test_with_a_huge_budget_every_group_holding_a_person_is_released_with_todays_dtypes():
@@ -200,7 +200,7 @@ def test_selection_on_dask_input_is_the_in_memory_release():
     pd.testing.assert_frame_equal(a, b)
 
 
-# ---- audits ------------------------------------------------------------------------------------------------------------
+# ---- audits ----------------------------------------------------------------------------------------------------------
 
 
 def _people(groups_rows: dict[str, list[int]]) -> tuple[np.ndarray, None, np.ndarray]:
