@@ -212,6 +212,9 @@ class GroupBy(DPMech):
     columns : sequence of str or None, default None
         Public names of several value columns released together (results ``<column>_<statistic>``); ``None``: one
         unnamed value column (results ``<statistic>``).
+    selection : {"auto", "threshold", "weighted_gaussian"}, default "auto"
+        Partition-selection policy (private keys only): the noisy count of people per group against a threshold,
+        or set-union selection by weighted Gaussian (see Notes); "auto" chooses from public numbers only.
 
     Notes
     -----
