@@ -234,3 +234,14 @@ def test_audit_does_not_refute_a_person_with_many_labels_of_their_own():
     mech = WithUnlisted(inner=GroupBy(max_groups=3, selection=WG), labels=("big1", "big2"))
     report = audit(mech, d1, d2, dp.Del(1.0, 1e-3), n=1500, rng=4)
     assert report.passed, report
+
+
+def test_a_weighted_gaussian_beyond_the_safe_samplers_range_is_refused_before_the_charge():
+    """ε_s ≥ 500 is beyond the safe Gaussian's calibration: refused before the charge, while 'auto' falls back to
+    the threshold for the same public numbers."""
+    acc = dp.Accountant(budget=dp.Del(1e5, 1e-3))
+    by, unit = np.array(list("aabbb")), np.arange(5)
+    with pytest.raises(ValueError, match="safe Gaussian"):
+        dp.stats.groupby(by, dp.Del(3000.0, 1e-6), privacy_unit=unit, max_groups=2, selection=WG, accountant=acc)
+    assert len(acc.ledger) == 0
+    assert GroupBy(max_groups=2).selection_policy(dp.Del(1500.0, 1e-6)) == "threshold"

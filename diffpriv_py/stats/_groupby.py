@@ -532,7 +532,10 @@ class GroupBy(DPMech):
             return "threshold"
         try:
             union = WeightedGaussian.of(select, self.max_groups, 1)
-        except ValueError:  # beyond the safe Gaussian's range (e.g. ε_s ≥ 500): the threshold still works
+        except (
+            OverflowError,
+            ValueError,
+        ):  # beyond the safe Gaussian's range (e.g. ε_s ≥ 500): the threshold still works
             return "threshold"
         return "weighted_gaussian" if union.people_at_half() < self.threshold(select)[1] else "threshold"
 
@@ -556,11 +559,12 @@ class GroupBy(DPMech):
             try:  # τ and ρ depend on public parameters only: computed here so that they never fail after the charge
                 self.threshold(select)
                 if self.selection_policy(select) == "weighted_gaussian":
-                    WeightedGaussian.of(select, self.max_groups, 2**62)
+                    WeightedGaussian.of(select, self.max_groups, 1)  # the smallest σ: the strictest check
             except (OverflowError, ValueError):
                 raise ValueError(
                     f"dp.stats.groupby cannot select groups privately with {privacy_params!r}: the selection's share "
-                    f"{select!r} puts the threshold's e^epsilon or delta_0 beyond float64. Pass a smaller epsilon "
+                    f"{select!r} puts the threshold's e^epsilon or delta_0 beyond float64 (or, with "
+                    f"selection='weighted_gaussian', outside the safe Gaussian's range). Pass a smaller epsilon "
                     "(the selection's threshold stops improving long before that) or the public keys=[...]."
                 ) from None
 
