@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 import pytest
 from scipy import stats as sps
@@ -223,6 +224,24 @@ def test_audit_does_not_refute_a_person_who_alone_makes_two_groups_exist():
     mech = Flattened(inner=GroupBy(max_groups=2, selection=WG), labels=("big", "rare1", "rare2"))
     report = audit(mech, d1, d2, dp.Del(1.0, 0.05), n=2000, rng=1)
     assert report.passed, report
+
+
+@pytest.mark.slow
+def test_the_lone_group_audit_catches_a_threshold_without_the_lone_group_term(monkeypatch):
+    """Mutant: ρ set one σ above the lone weight instead of by the (1 − p)^{1/t} quantile; the audit above then
+    refutes (1, 0.05)."""
+    real = WeightedGaussian.of
+
+    def low(select, g, n_people):
+        plan = real(select, g, n_people)
+        return attrs.evolve(plan, rho=1.0 / math.sqrt(2) + plan.sigma)
+
+    monkeypatch.setattr(WeightedGaussian, "of", staticmethod(low))
+    d1 = _people({"big": [1] * 30})
+    d1 = (np.concatenate([d1[0], ["rare1", "rare2"]]), None, np.concatenate([d1[2], [99, 99]]))
+    d2 = _people({"big": [1] * 31})
+    mech = Flattened(inner=GroupBy(max_groups=2, selection=WG), labels=("big", "rare1", "rare2"))
+    assert not audit(mech, d1, d2, dp.Del(1.0, 0.05), n=2000, rng=1).passed
 
 
 @pytest.mark.slow
