@@ -3,6 +3,7 @@
 Run: python benchmarks/bench_groupby.py [--quick]
      python benchmarks/bench_groupby.py --scale   (pandas vs ours at 10⁶ and 10⁷ rows, 10² and 10⁴ groups)
      python benchmarks/bench_groupby.py --quantiles [--before DIR] [--peer-python PYTHON]
+     python benchmarks/bench_groupby.py --selection  (released groups: threshold vs set-union selection)
 
 Prints a Markdown table for benchmarks/README.md. Data: n rows of (person id, one of 200 city labels, a N(50, 20)
 value), people owning 1-6 rows; the query is count and mean per city with bounds (0, 100), ε = 1, δ = 10⁻⁶ and
@@ -120,6 +121,48 @@ def scale_table() -> None:
         slope = math.log10(large["ours"] / small["ours"])
         slope_pd = math.log10(large["pandas"] / small["pandas"])
         print(f"\n{g:,} groups: log-log slope 10⁶ → 10⁷ rows, ours {slope:.2f}, pandas {slope_pd:.2f}")
+
+
+SELECTION_GROUPS = (100, 10_000)
+SELECTION_MAX_GROUPS = (1, 2, 5, 10)
+
+
+def selection_table(seeds: int) -> None:
+    """Released groups at equal (ε, δ) = (1, 10⁻⁶), replace-one person: the threshold vs the weighted Gaussian, for
+    10⁶ rows over 10² or 10⁴ groups and max_groups 1, 2, 5, 10 (count + mean, max_rows = 2, so ε_s = ⅓). Two people
+    layouts: the benchmark table's 1-6 rows per person, and 20 rows per person (people in many groups). Each cell
+    is the mean over ``seeds`` releases; "auto" is the policy the default picks (from public numbers only)."""
+    gen = np.random.default_rng(0)
+    n = 1_000_000
+    query = {"statistics": ["count", "mean"], "bounds": (0, 100), "max_rows": 2}
+    params = dp.Del(1.0, 1e-6)
+    print(f"{n:.0e} rows, Del(1, 1e-6), count + mean, max_rows = 2; released groups (mean of {seeds} seeds), "
+          "time per release (s)\n")  # fmt: skip
+    print("| people | groups | max_groups | threshold | weighted Gaussian | auto picks | time thr / wg (s) |")
+    print("|---|---|---|---|---|---|---|")
+    for layout in ("1-6 rows", "20 rows"):
+        for n_groups in SELECTION_GROUPS:
+            if layout == "1-6 rows":
+                df = table(n, gen, n_groups)
+                by, unit, x = df["city"].to_numpy(), df["pid"].to_numpy(), df["x"].to_numpy()
+            else:
+                unit = np.repeat(np.arange(n // 20), 20)
+                by = gen.integers(0, n_groups, n)
+                x = gen.normal(50, 20, n)
+            for g in SELECTION_MAX_GROUPS:
+                counts, times = {}, {}
+                for policy in ("threshold", "weighted_gaussian"):
+                    released, start = [], time.process_time()
+                    for seed in range(seeds):
+                        out = dp.stats.groupby(by, params, values=x, privacy_unit=unit, max_groups=g,
+                                               selection=policy, rng=seed, **query)  # fmt: skip
+                        released.append(len(out))
+                    counts[policy] = statistics.mean(released)
+                    times[policy] = (time.process_time() - start) / seeds
+                mech = dp.stats.GroupBy(statistics=("count", "mean"), bounds=(0, 100), max_groups=g, max_rows=2)
+                auto = mech.selection_policy(mech.split(params)[0])
+                print(f"| {layout} | {n_groups:,} | {g} | {counts['threshold']:g} | {counts['weighted_gaussian']:g} "
+                      f"| {auto} | {times['threshold']:.2f} / {times['weighted_gaussian']:.2f} |")  # fmt: skip
 
 
 def pandas_agg(df: Any) -> Any:
@@ -242,7 +285,12 @@ def main() -> None:
     parser.add_argument("--peer-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--scale", action="store_true", help="pandas vs ours at 10⁶/10⁷ rows, 10²/10⁴ groups")
     parser.add_argument("--scale-child", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--selection", action="store_true", help="released groups: threshold vs set union")
+    parser.add_argument("--seeds", type=int, default=1, help="releases per cell of --selection")
     args = parser.parse_args()
+    if args.selection:
+        selection_table(args.seeds)
+        return
     if args.scale_child:
         scale_child(*args.scale_child, args.repeats)
         return

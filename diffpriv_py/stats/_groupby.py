@@ -37,6 +37,7 @@ from ..noise import laplace_epsilon_reserve, two_sided_geometric
 from ..privacy import Del, Eps
 from ._common import MECHANISMS, MechanismName, check_bounds, check_choice
 from ._quantile import _cached_grid, _draw_candidates_grouped, _GroupedCells, _n_candidates, default_n_candidates
+from ._selection import SELECTIONS, WeightedGaussian
 
 __all__ = ["GROUPBY_STATISTICS", "GroupBy", "GroupByResult", "groupby"]
 
@@ -213,6 +214,9 @@ class GroupBy(ComposedMech):
     columns : sequence of str or None, default None
         Public names of several value columns released together (results ``<column>_<statistic>``); ``None``: one
         unnamed value column (results ``<statistic>``).
+    selection : {"auto", "threshold", "weighted_gaussian"}, default "auto"
+        Partition-selection policy (private keys only): the noisy count of people per group against a threshold,
+        or set-union selection by weighted Gaussian (see Notes); "auto" chooses from public numbers only.
 
     Notes
     -----
@@ -270,6 +274,47 @@ class GroupBy(ComposedMech):
     reserve is calibrated for the 2G coordinates that can differ, a public number, and the threshold for
     δ₀·(1 − 2⁻³⁰), which covers the sampler's relative error (below 2⁻⁴⁰) in the tail probability.
 
+    **Set-union selection** (``selection="weighted_gaussian"``; the weighted Gaussian of Gopi, Gulhane, Kulkarni,
+    Shen, Shokouhi & Yekhanin, "Differentially Private Set Union", ICML 2020, there for adding or removing one
+    user), for the same (ε_s, δ_s). Each person owner kept t ≥ 1 groups gives each of them the weight
+    w_t = k_t·2⁻²⁰ with k_t = ⌊2²⁰/√t⌋ (an integer, computed as ⌊√⌊2⁴⁰/t⌋⌋), so t·w_t² ≤ 1: their weight vector
+    has L2 norm ≤ 1. Each candidate's weight W_g (the exact integer sum of the k's, converted to float64 once) gets
+    the library's safe Gaussian noise (integer noise on the power-of-two grid r ≈ σ·2⁻⁴⁰, as in
+    :class:`~diffpriv_py.mechanisms.Gaussian`) calibrated to (ε_s, δ_s/2) and L2 sensitivity √2 (plus the float
+    conversion's allowance on 2G coordinates), and the group is released iff the noisy weight is ≥ ρ, with
+    ρ = max over t = 1 … G of (w_t + σ·Φ⁻¹((1 − p′)^{1/t})) + 2r, p′ = p·(1 − 2⁻²⁰), p = δ_s/(2(1 + e^{ε_s}))
+    (Φ⁻¹ computed as −ndtri(1 − (1 − p′)^{1/t}) by expm1/log1p, enlarged by a relative 2⁻³⁰ and ρ rounded up).
+    Everything is vectorised: one hash of the kept (person, group) pairs, two bincounts and one noise batch.
+
+    Proof (replace one person). Fix the bounding's realisation as above; x keeps a ≤ G groups, y keeps b ≤ G. The
+    candidates of one side only are groups where x (resp. y) is alone: at most a of D, each of weight exactly
+    w_a, and at most b of D′. (1) On the common candidates A the weight vectors differ by (v_x − v_y) restricted
+    to A, where v_x, v_y are the two people's weight vectors; both are non-negative with norm ≤ 1, so
+    ‖v_x − v_y‖² = ‖v_x‖² + ‖v_y‖² − 2⟨v_x, v_y⟩ ≤ 2: L2 sensitivity √2 (under add/remove it would be 1). The
+    float conversion moves each of the ≤ 2G differing coordinates by at most ``rounding_allowance(n_people)``
+    (a group weighs at most n_people), which the calibrated sensitivity includes; comparisons with ρ are
+    post-processing, so the noisy comparisons on A, M_A, are (ε_s, δ_s/2)-DP. (2) A lone group's value is
+    (round_r(w_a)/r + Y)·r, computed exactly, with Y the sampler's integer, whose law is within a relative 2⁻³⁸
+    of a N(0, (σ/r)²) rounded to the nearest integer on |Y| ≤ 40σ/r (tail mass e⁻⁸⁰⁰; see
+    ``gaussian_grid_calibration``). So it is released with probability at most (1 + 2⁻³⁸)·q_a + e⁻⁸⁰⁰, where
+    q_a = P(N(0, σ²) ≥ ρ − w_a − r) ≤ 1 − (1 − p′)^{1/a} by the choice of ρ (the 2r margin covers the rounding
+    of w_a to the grid and the nearest-integer rounding). With independent noise, and f(q) = 1 − (1 − q)^a
+    concave with f(0) = 0, none of the ≤ a lone groups is released except with probability at most
+    (1 + 2⁻³⁸)·p′ + a·e⁻⁸⁰⁰ ≤ p. (3) The threshold policy's argument, with the pure ε_s of M_A replaced by
+    (ε_s, δ_s/2): P[M(D) ∈ S] ≤ p + P[M_A(D) ∈ S] ≤ p + e^{ε_s}·P[M_A(D′) ∈ S] + δ_s/2
+    ≤ p + δ_s/2 + e^{ε_s}·(P[M(D′) ∈ S] + p). Selection is therefore (ε_s, δ_s/2 + (1 + e^{ε_s})·p = δ_s)-DP.
+    Relative to the paper's add/remove statement the replace-one relation changes the sensitivity from 1 to √2
+    and the lone-group term from p to (1 + e^{ε_s})·p (lone groups exist on both sides). The aggregates compose
+    on top as above (the bounding, not the selection, limits one person to G groups and R rows each).
+
+    **Choosing the policy** (``selection="auto"``, the default): a function of (G, ε_s, δ_s) alone, so the choice
+    reveals nothing. At G = 1 it is the threshold (a person is one unit of one group: the geometric threshold is
+    the sharper one, and releases stay as before). For G > 1 it is the weighted Gaussian iff ρ·√G < τ: a group
+    whose people each fill all G groups reaches the median release at ρ·√G people under the weighted Gaussian
+    and at τ people under the threshold (people in fewer groups weigh more, which only favours the weighted
+    Gaussian). For Del(1, 10⁻⁶) and count + mean (ε_s = ½): τ = 120, 316, 658 and ρ·√G = 88, 143, 206 at
+    G = 2, 5, 10.
+
     **Public keys.** Every key is released, in the order given (an absent one as an empty group), and no other
     label, whatever the data; no budget goes to selection. Rows whose label is not a key are dropped *before*
     bounding: whether a row is dropped depends on its own label and the public keys alone, so each person's
@@ -317,10 +362,12 @@ class GroupBy(ComposedMech):
     quantiles: tuple[float, ...] = attrs.field(default=(), converter=_levels)
     n_candidates: int | None = attrs.field(default=None, converter=attrs.converters.optional(_n_candidates))
     columns: tuple[str, ...] | None = attrs.field(default=None, converter=_columns)
+    selection: str = attrs.field(default="auto")
     _subs: tuple[GroupBy, ...] = attrs.field(init=False, default=(), repr=False)
 
     def __attrs_post_init__(self) -> None:
         check_choice(self.noise, "noise", MECHANISMS, owner="dp.stats.groupby")
+        check_choice(self.selection, "selection", SELECTIONS, owner="dp.stats.groupby")
         check_alpha(self.alpha, owner="dp.stats.groupby")
         for name in ("max_groups", "max_rows"):
             check_int(getattr(self, name), name, minimum=1, owner="dp.stats.groupby")
@@ -485,6 +532,24 @@ class GroupBy(ComposedMech):
         # its tail is too: the threshold is set for a δ₀ shaved by 2⁻³⁰, which covers that for what is sampled.
         return t, discrete_laplace_half_width(t, 2.0 * delta0 * (1.0 - 2.0**-30)) + 2
 
+    def selection_policy(self, select: Eps) -> str:
+        """The partition-selection policy used with selection parameters ``select``: ``selection`` itself, or for
+        "auto" the one needing fewer people for a group to be released with probability ½, from public numbers
+        only (G, ε_s, δ_s): "threshold" at G = 1 (bit for bit the release before set-union selection existed),
+        else "weighted_gaussian" iff ρ·√G < τ (ρ·√G people of weight 1/√G each reach ρ; τ people reach τ)."""
+        if self.selection != "auto":
+            return self.selection
+        if self.max_groups == 1:
+            return "threshold"
+        try:
+            union = WeightedGaussian.of(select, self.max_groups, 1)
+        except (
+            OverflowError,
+            ValueError,
+        ):  # beyond the safe Gaussian's range (e.g. ε_s ≥ 500): the threshold still works
+            return "threshold"
+        return "weighted_gaussian" if union.people_at_half() < self.threshold(select)[1] else "threshold"
+
     # ---- template hooks ----------------------------------------------------------------------------------------------
 
     def _check_params(self, privacy_params: Eps) -> None:
@@ -502,12 +567,15 @@ class GroupBy(ComposedMech):
         select = self.split(privacy_params)[0]
         if select is not None:
             laplace_epsilon_reserve(select.epsilon, 2 * self.max_groups)
-            try:  # τ depends on public parameters only: computed here so that it can never fail after the charge
+            try:  # τ and ρ depend on public parameters only: computed here so that they never fail after the charge
                 self.threshold(select)
+                if self.selection_policy(select) == "weighted_gaussian":
+                    WeightedGaussian.of(select, self.max_groups, 1)  # the smallest σ: the strictest check
             except (OverflowError, ValueError):
                 raise ValueError(
                     f"dp.stats.groupby cannot select groups privately with {privacy_params!r}: the selection's share "
-                    f"{select!r} puts the threshold's e^epsilon or delta_0 beyond float64. Pass a smaller epsilon "
+                    f"{select!r} puts the threshold's e^epsilon or delta_0 beyond float64 (or, with "
+                    f"selection='weighted_gaussian', outside the safe Gaussian's range). Pass a smaller epsilon "
                     "(the selection's threshold stops improving long before that) or the public keys=[...]."
                 ) from None
 
@@ -633,7 +701,11 @@ class GroupBy(ComposedMech):
             rows_at = rows_at[keep]
         else:
             unit_codes = None
-        if select is not None:
+        if select is not None and self.selection_policy(select) == "weighted_gaussian":
+            union = WeightedGaussian.of(select, self.max_groups, n_people)
+            people = np.arange(by_codes.shape[0]) if unit_codes is None else unit_codes
+            released = union.release(people, by_codes, n_groups, rng)
+        elif select is not None:
             if unit_codes is None:
                 people = _group_sums(by_codes, None, n_groups).astype(np.int64)
             else:
@@ -1110,6 +1182,7 @@ def groupby(
     max_groups: int = 1,
     max_rows: int = 1,
     mechanism: MechanismName = "laplace",
+    selection: str = "auto",
     alpha: float = 0.05,
     rng: RNGLike = None,
     accountant: Any = None,
@@ -1157,6 +1230,12 @@ def groupby(
         (a uniformly random choice from ``rng``). Larger limits keep more data but add proportionally more noise.
     mechanism : {"laplace", "gaussian"}, default "laplace"
         Noise of the aggregates (integer-valued for counts with Laplace).
+    selection : {"auto", "threshold", "weighted_gaussian"}, default "auto"
+        Partition-selection policy when ``keys`` is None (see :class:`GroupBy`): a noisy count of people per group
+        against a threshold, or set-union selection (each person spreads an L2 weight of 1 over their kept groups,
+        Gaussian noise, a threshold), which releases more groups when ``max_groups`` > 1. "auto" picks from public
+        numbers only (``max_groups``, ε, δ): "threshold" at ``max_groups`` = 1, else the one whose group of
+        people in ``max_groups`` groups each is released at a smaller size.
     alpha : float, default 0.05
         Level of the ``<statistic>_accuracy`` columns: each value is within that half-width of the exact
         statistic of the bounded, clipped data with probability ≥ 1 − α (per group and statistic).
@@ -1241,6 +1320,7 @@ def groupby(
         max_rows=max_rows,
         noise=mechanism,
         alpha=alpha,
+        selection=selection,
     )
     composite = None
     if several:  # a public relabelling: each row's tuple of labels becomes one integer label (see _multikey)

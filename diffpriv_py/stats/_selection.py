@@ -1,0 +1,100 @@
+"""Set-union partition selection for group-by: the weighted Gaussian policy, and the public rule choosing it.
+
+A person who may be in up to G groups spreads a total L2 weight of at most 1 over the groups they kept, instead of a
+count of 1 in each; the per-group weights get Gaussian noise and are released above a threshold that pays for the
+groups one person can create alone (Gopi, Gulhane, Kulkarni, Shen, Shokouhi & Yekhanin, "Differentially Private Set
+Union", ICML 2020, weighted Gaussian), here under the library's replace-one-person relation and computed so that the
+guarantee holds for what floating point computes. The proof is in :class:`~diffpriv_py.stats.GroupBy`'s Notes.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import attrs
+import numpy as np
+from scipy.special import ndtri
+
+from .._contribution import _hashed
+from .._fixed_point import rounding_allowance
+from ..mechanisms.gaussian import analytic_gaussian_sigma
+from ..noise import gaussian_grid_calibration, grid_gaussian
+from ..privacy import Eps
+
+__all__ = ["SELECTIONS", "WEIGHT_BITS", "WeightedGaussian", "weight_units"]
+
+SELECTIONS = ("auto", "threshold", "weighted_gaussian")
+
+WEIGHT_BITS = 20
+"""A person in t groups gives each ⌊2²⁰/√t⌋·2⁻²⁰ ≤ 1/√t: integers on a power-of-two grid, summed exactly."""
+
+_TAIL_SLACK = 2.0**-20  # relative share of the tail budget kept back for the sampler's and Φ⁻¹'s float errors
+
+
+@functools.lru_cache(maxsize=64)
+def weight_units(max_groups: int) -> np.ndarray:
+    """k_t = ⌊2ᴮ/√t⌋ for t = 0 … G (k_0 unused), exactly: ⌊√⌊4ᴮ/t⌋⌋ by integer square roots, so t·k_t² ≤ 4ᴮ."""
+    return np.array([0] + [math.isqrt((1 << (2 * WEIGHT_BITS)) // t) for t in range(1, max_groups + 1)], np.int64)
+
+
+@attrs.frozen
+class WeightedGaussian:
+    """The public plan of weighted-Gaussian selection for one (ε_s, δ_s) and G: the noise σ on the grid r and the
+    threshold ρ (all from public numbers; see :meth:`of`)."""
+
+    max_groups: int
+    r: float
+    sigma: float
+    rho: float
+
+    @classmethod
+    def of(cls, select: Eps, max_groups: int, n_people: int) -> WeightedGaussian:
+        """Plan for selection parameters (ε_s, δ_s), G groups per person and at most ``n_people`` people (public).
+
+        δ_s is split as δ_g = δ_s/2 for the Gaussian comparison of the groups both neighbours hold, and
+        p = δ_s/(2(1 + e^{ε_s})) for the probability that any group one person holds alone is released.
+        The L2 sensitivity is √2 (see GroupBy's Notes) plus the float64 conversion of the exact sums (each below
+        n_people in weight units), on at most 2G coordinates.
+        """
+        return _plan(select.epsilon, select.delta, max_groups, n_people)
+
+    def release(self, unit: np.ndarray, group: np.ndarray, n_groups: int, rng: np.random.Generator) -> np.ndarray:
+        """The released groups (ascending codes) among those holding a kept row, from the kept rows' person and
+        group codes; vectorised (one hash of the (person, group) pairs, two bincounts, one noise batch)."""
+        from ._groupby import _group_sums  # the one exact per-group sum (that module imports this one)
+
+        pairs = _hashed(unit.astype(np.int64) * n_groups + group)[1]
+        person, pair_group = np.divmod(pairs, n_groups)
+        owner = _hashed(person)[0]
+        t = np.bincount(owner)[owner]  # the number of groups each pair's person kept, 1 … G
+        k = weight_units(self.max_groups)[t].astype(np.float64)
+        total = _group_sums(pair_group, k, n_groups)  # exact Python ints (k ≤ 2ᴮ)
+        candidates = np.flatnonzero(np.bincount(pair_group, minlength=n_groups) > 0)
+        # One correctly rounded conversion per group (paid for by the plan's allowance), then an exact power of two.
+        weight = np.asarray(total[candidates], dtype=np.float64) * 2.0**-WEIGHT_BITS
+        noisy = grid_gaussian(weight, self.r, self.sigma, rng)
+        released: np.ndarray = candidates[noisy >= self.rho]
+        return released
+
+    def people_at_half(self) -> float:
+        """People needed for a group to be released with probability ½ when each of them fills all G groups
+        (weight 1/√G each): ρ·√G. Compared with the threshold policy's τ by ``auto``."""
+        return self.rho * math.sqrt(self.max_groups)
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(epsilon: float, delta: float, g: int, n_people: int) -> WeightedGaussian:
+    delta_g = delta / 2.0
+    p = delta / (2.0 * (1.0 + math.exp(epsilon))) * (1.0 - _TAIL_SLACK)
+    # The converted sums lie within rounding_allowance(n_people) of the exact ones (each group's weight ≤ n_people).
+    sensitivity = math.sqrt(2.0) + math.sqrt(2.0 * g) * float(rounding_allowance(n_people))
+    r, sigma = gaussian_grid_calibration(analytic_gaussian_sigma, sensitivity, epsilon, delta_g, 2 * g)
+    k = weight_units(g)
+    rho = -math.inf
+    for t in range(1, g + 1):
+        q = -math.expm1(math.log1p(-p) / t)  # 1 − (1 − p)^{1/t}: each of t lone groups stays below ρ w.p. ≥ 1 − q
+        z = float(-ndtri(q))
+        rho = max(rho, float(k[t]) * 2.0**-WEIGHT_BITS + sigma * z * (1.0 + 2.0**-30))
+    # 2r covers the grid rounding of the lone weight and the sampler's nearest-integer discretisation (Notes).
+    return WeightedGaussian(max_groups=g, r=r, sigma=sigma, rho=math.nextafter(rho + 2.0 * r, math.inf))
