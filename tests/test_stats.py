@@ -896,3 +896,13 @@ def test_the_common_case_returns_of_the_checks_stop_at_the_rules_edges():
             target(x)
     assert as_data(np.zeros(2, dtype=bool), owner="t", allow_bool=True).dtype == bool
     assert as_data(np.zeros((0, 2)), owner="t", allow_empty=True).shape == (0, 2)
+
+
+def test_clipped_statistic_still_takes_who_with_a_deprecation_warning():
+    """ClippedStatistic's argument is now owner= (the library's one spelling); who= still works, with a warning."""
+    with pytest.warns(DeprecationWarning, match="owner"):
+        target = dp.stats.ClippedStatistic("mean", np.asarray(0.0), np.asarray(1.0), who="my.stat")
+    assert target.owner == "my.stat"
+    with pytest.warns(DeprecationWarning, match="owner"):
+        assert target.who == "my.stat"
+    assert dp.stats.ClippedStatistic("mean", np.asarray(0.0), np.asarray(1.0), owner="x").owner == "x"

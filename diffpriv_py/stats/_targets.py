@@ -77,7 +77,7 @@ class ClippedStatistic:
         if who is not None:  # the former name of ``owner`` (the library spells "who is asking" one way)
             warnings.warn("ClippedStatistic(who=...) is deprecated; pass owner=...", DeprecationWarning, stacklevel=2)
             owner = who
-        self.__attrs_init__(statistic, lower, upper, axis, nan_policy, ddof, owner)
+        self.__attrs_init__(statistic, lower, upper, axis, nan_policy, ddof, owner)  # pyright: ignore[reportAttributeAccessIssue]
 
     @property
     def who(self) -> str:
