@@ -20,9 +20,17 @@ from diffpriv_py.accounting import ApproxDPEvent, LaplaceEvent, SubsampledGaussi
 from diffpriv_py.accounting._accountant import _events_for
 from diffpriv_py.estimators import PCA, SVM, DPSGDClassifier, KMeans, LinearRegression, LogisticRegression
 from diffpriv_py.mechanisms.composed import ComposedMech, Part
-from diffpriv_py.sklearn.preprocessing import MeansAndVariances
 from diffpriv_py.stats import Quantile
 from diffpriv_py.stats._groupby import GroupBy
+
+
+def _means_and_variances():
+    """The scalers' composed mechanism (its module needs the sklearn extra, absent from the floors' environment)."""
+    pytest.importorskip("sklearn")
+    from diffpriv_py.sklearn.preprocessing import MeansAndVariances
+
+    return MeansAndVariances
+
 
 N = 200
 _rng = np.random.default_rng(3)
@@ -67,12 +75,12 @@ CASES = {
     ),
     "KMeans": (lambda: KMeans(2, bounds=(-1.0, 1.0)), X, dp.Eps(1.0)),
     "MeansAndVariances": (
-        lambda: MeansAndVariances(lower=np.full(3, -1.0), upper=np.full(3, 1.0)),
+        lambda: _means_and_variances()(lower=np.full(3, -1.0), upper=np.full(3, 1.0)),
         X,
         dp.Eps(1.0),
     ),
     "MeansAndVariances-var-only-del": (
-        lambda: MeansAndVariances(lower=np.full(3, -1.0), upper=np.full(3, 1.0), with_mean=False),
+        lambda: _means_and_variances()(lower=np.full(3, -1.0), upper=np.full(3, 1.0), with_mean=False),
         X,
         dp.Del(1.0, 1e-6),
     ),
@@ -208,11 +216,11 @@ def test_group_by_lists_every_part_it_releases_with_the_share_it_draws_at() -> N
 
 def test_means_and_variances_release_reads_its_split_from_its_parts() -> None:
     """Changing the declared split changes the release: the math reads composed_of, it does not repeat the split."""
-    mech = MeansAndVariances(lower=np.full(3, -1.0), upper=np.full(3, 1.0))
+    mech = _means_and_variances()(lower=np.full(3, -1.0), upper=np.full(3, 1.0))
     params = dp.Eps(1.0)
     base = mech.release_response(params, X, rng=5).response
 
-    class Halved(MeansAndVariances):
+    class Halved(_means_and_variances()):
         def composed_of(self, privacy_params: dp.Eps) -> tuple[Part, ...]:
             return tuple(
                 attrs.evolve(p, privacy_params=dp.Eps(p.privacy_params.epsilon / 2))
