@@ -18,7 +18,7 @@ from ..events import ApproxDPEvent, Event
 from ..exceptions import BudgetExceededError
 from ..privacy import Del, Eps, Gam
 from . import _composition
-from ._composition import Composition, _merge, _safe
+from ._composition import Composition, _merge, _safe, as_events
 from ._detached import CROSS_PROCESS
 from ._totals import _KeyInfo, _Totals
 
@@ -618,19 +618,7 @@ class Accountant:
         """Everything about a charge that needs no lock: its checked guarantee, its events and its label."""
         guarantee = _check_guarantee(guarantee)
         if events is not None:
-            if (
-                isinstance(events, (Event, str, bytes))
-                or not hasattr(events, "__iter__")
-                or (isinstance(events, np.ndarray) and events.ndim == 0)  # iterable by type, but iter() raises
-            ):
-                raise TypeError(
-                    f"events must be a sequence of diffpriv_py.accounting events; got {events!r}. Pass e.g. "
-                    "events=[LaplaceEvent(epsilon=0.1)]. Nothing was charged."
-                )
-            evs = tuple(events)
-            for e in evs:
-                if not isinstance(e, Event):
-                    raise TypeError(f"events must be diffpriv_py.accounting events; got {e!r}. Nothing was charged.")
+            evs = as_events(events, owner="the accountant", after=" Nothing was charged.")
         else:
             evs = _events_for(guarantee, mechanism, privacy_params)
         for e in evs:

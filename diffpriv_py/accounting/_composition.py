@@ -321,6 +321,24 @@ class Composition:
         return self._pld.delta(epsilon)
 
 
+def as_events(events: Any, *, owner: str, after: str = "") -> tuple[Event, ...]:
+    """``events`` as a tuple of privacy events, or a TypeError naming ``owner`` (and ending with ``after``)."""
+    if (
+        isinstance(events, (Event, str, bytes))
+        or not hasattr(events, "__iter__")
+        or (isinstance(events, np.ndarray) and events.ndim == 0)  # iterable by type, but iter() raises
+    ):
+        raise TypeError(
+            f"The 'events' parameter of {owner} must be a sequence of privacy events; got {events!r}. Pass e.g. "
+            f"events=[LaplaceEvent(epsilon=0.1)].{after}"
+        )
+    out = tuple(events)
+    for e in out:
+        if not isinstance(e, Event):
+            raise TypeError(f"{owner} takes privacy events (e.g. LaplaceEvent(epsilon=0.1)); got {e!r}.{after}")
+    return out
+
+
 def compose(events: Sequence[Event], *, n_points: int = 2**14) -> Composition:
     """Compose privacy events (identical ones are merged) into a :class:`Composition`.
 
@@ -330,19 +348,7 @@ def compose(events: Sequence[Event], *, n_points: int = 2**14) -> Composition:
     >>> round(compose([LaplaceEvent(epsilon=0.1, count=100)]).epsilon(1e-6), 2)
     4.69
     """
-    if (
-        isinstance(events, (Event, str, bytes))
-        or not hasattr(events, "__iter__")
-        or (isinstance(events, np.ndarray) and events.ndim == 0)  # iterable by type, but iter() raises
-    ):
-        raise TypeError(
-            f"The 'events' parameter of compose() must be a sequence of privacy events; got {events!r}. Pass e.g. "
-            "compose([LaplaceEvent(epsilon=0.1)])."
-        )
-    events = tuple(events)
-    for e in events:
-        if not isinstance(e, Event):
-            raise TypeError(f"compose() takes privacy events (e.g. LaplaceEvent(epsilon=0.1)); got {e!r}.")
+    events = as_events(events, owner="compose()")
     n = check_int(n_points, "n_points", minimum=_MIN_POINTS, owner="compose")
     if n > _MAX_POINTS:
         raise ValueError(
