@@ -60,7 +60,7 @@ from ._checks import (
     mechanism_checks,
 )
 from ._examples import EXAMPLE_CASES
-from ._search import PairResult, SearchReport, search_audit
+from ._search import PairResult, SearchPlan, SearchReport, search_audit
 
 __all__ = [
     "DISTRIBUTIONAL_CHECKS",
@@ -70,6 +70,7 @@ __all__ = [
     "AuditReport",
     "MechCase",
     "PairResult",
+    "SearchPlan",
     "SearchReport",
     "audit",
     "check_audit_passes",

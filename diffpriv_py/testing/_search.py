@@ -27,7 +27,7 @@ from ._audit import AuditReport, _draw, _hashable, _is_vectorised, audit
 from ._structure import describe
 from ._support import public_bounds
 
-__all__ = ["PairResult", "SearchReport", "search_audit"]
+__all__ = ["PairResult", "SearchPlan", "SearchReport", "search_audit"]
 
 _EXPLORE_ALPHA = 0.05
 _RECORDS_MOVED = 4
@@ -67,6 +67,27 @@ class PairResult:
 
 
 @attrs.frozen
+class SearchPlan:
+    """The sizes a :func:`search_audit` chose from its time budget: pass it back as ``plan=`` with the same ``rng``
+    to replay the search exactly, whatever the machine's speed.
+
+    Attributes
+    ----------
+    screened : int
+        Pairs screened.
+    explored : int
+        Pairs audited at the explore stage (in rank order), each on ``n_explore`` samples.
+    n_explore, n_confirm : int
+        Sample sizes of the explore and confirm audits.
+    """
+
+    screened: int
+    explored: int
+    n_explore: int
+    n_confirm: int
+
+
+@attrs.frozen
 class SearchReport:
     """The result of :func:`search_audit`.
 
@@ -82,7 +103,11 @@ class SearchReport:
     epsilon_lower_bound : float
         The worst confirmed pair's ε lower bound (valid with probability ≥ 1 − α).
     seed, alpha, elapsed : int, float, float
-        ``search_audit(..., rng=seed)`` reproduces the search; α is the overall error probability; seconds used.
+        The seed used, α the overall error probability, seconds used.
+    plan : SearchPlan
+        The sizes chosen from the time budget: ``search_audit(..., rng=report.seed, plan=report.plan)`` replays the
+        search exactly (the same pairs, samples and counts). ``rng=seed`` alone draws the same candidates and
+        samples, but how many fit in the time budget depends on the machine's speed.
     """
 
     passed: bool
@@ -92,6 +117,7 @@ class SearchReport:
     seed: int
     alpha: float
     elapsed: float
+    plan: SearchPlan
 
     @property
     def confirmed(self) -> tuple[PairResult, ...]:
@@ -530,6 +556,7 @@ def search_audit(
     explore_pairs: int = 8,
     confirm_pairs: int = 2,
     replacements: Any = None,
+    plan: SearchPlan | None = None,
 ) -> SearchReport:
     """Search replace-one neighbouring pairs for one on which the mechanism's privacy claim fails.
 
@@ -555,6 +582,9 @@ def search_audit(
     replacements : sequence, optional
         Replacement records to try instead of the built-in adversarial values (scalars for 1-D data, rows for 2-D,
         items for lists), e.g. the data domain of a target that assumes one. Records are still moved by 1e-9/ulp.
+    plan : SearchPlan, optional
+        The sizes of an earlier search (``report.plan``): with the same ``rng`` the search is replayed exactly and
+        ``time_budget`` is not used.
 
     Returns
     -------
@@ -618,6 +648,8 @@ def search_audit(
             f"replacements must be a sequence of replacement records (scalars for 1-D data, rows for 2-D, items for "
             f"lists) or None; got {replacements!r}. Pass e.g. replacements=[0.0, 1.0]."
         )
+    if plan is not None and not isinstance(plan, SearchPlan):
+        raise TypeError(f"plan must be a SearchPlan (a report's .plan) or None; got {type(plan).__name__}.")
     check_mechanism(mechanism, "mechanism", owner="search_audit")
     params = mechanism.check_privacy_params(privacy_params)
     seed = secrets.randbits(63) if rng is None else check_int(rng, "rng", minimum=0, owner="search_audit (a seed)")
@@ -635,7 +667,13 @@ def search_audit(
     # Stage 1: screen, alternating between datasets, within max_pairs and the screening share of the budget.
     screened: list[tuple[float, int, _Pair, PairResult]] = []
     active = list(generators)
-    while active and len(screened) < max_pairs and time.perf_counter() - started < _SCREEN_SHARE * time_budget:
+
+    def screening() -> bool:
+        if plan is not None:
+            return len(screened) < plan.screened
+        return len(screened) < max_pairs and time.perf_counter() - started < _SCREEN_SHARE * time_budget
+
+    while active and screening():
         for gen in list(active):
             pair = next(gen, None)
             if pair is None:
@@ -650,15 +688,19 @@ def search_audit(
     # Timed on both sides of the top pair too: a neighbour can cost much more than the dataset (a person's many fresh
     # groups, a label set read from the data).
     timed = [datasets[0]] + ([screened[0][2].first, screened[0][2].second] if screened else [])
-    per_release = max(_seconds_per_release(mechanism, d, params, screen_rng) for d in timed)
+    per_release = 0.0 if plan else max(_seconds_per_release(mechanism, d, params, screen_rng) for d in timed)
     cap = _MAX_VECTORISED_N if _is_vectorised(mechanism) else _MAX_RELEASE_N
     explore = screened[:explore_pairs]
-    n_explore = _sample_size(_EXPLORE_SHARE * time_budget, per_release, len(explore), cap // 4)
+    if plan is None:
+        n_explore = _sample_size(_EXPLORE_SHARE * time_budget, per_release, len(explore), cap // 4)
+    else:
+        n_explore, explore = plan.n_explore, explore[: plan.explored]
     explore_seeds = [int(s.generate_state(1)[0]) for s in explore_seq.spawn(len(explore))]
-    ranked, drawn, explore_started = [], 0, time.perf_counter()
+    ranked, drawn, explored, explore_started = [], 0, 0, time.perf_counter()
     for k, (priority, order, pair, result) in enumerate(explore):
-        if k >= 2 and time.perf_counter() - started > (_SCREEN_SHARE + _EXPLORE_SHARE) * time_budget:
+        if plan is None and k >= 2 and time.perf_counter() - started > (_SCREEN_SHARE + _EXPLORE_SHARE) * time_budget:
             break
+        explored = k + 1
         try:
             report = audit(
                 mechanism, pair.first, pair.second, params, alpha=_EXPLORE_ALPHA, n=n_explore, rng=explore_seeds[k]
@@ -675,7 +717,7 @@ def search_audit(
     ranked.sort(key=lambda t: t[0], reverse=True)
     chosen = [k for _, k in ranked[:confirm_pairs]]
     remaining = time_budget - (time.perf_counter() - started)
-    n_confirm = _sample_size(remaining, per_release, len(chosen), cap)
+    n_confirm = _sample_size(remaining, per_release, len(chosen), cap) if plan is None else plan.n_confirm
     level = alpha / max(1, len(chosen))
     confirm_seeds = [int(s.generate_state(1)[0]) for s in confirm_seq.spawn(max(1, len(chosen)))]
     for j, k in enumerate(chosen):
@@ -694,4 +736,5 @@ def search_audit(
         seed=seed,
         alpha=float(alpha),
         elapsed=time.perf_counter() - started,
+        plan=SearchPlan(screened=len(screened), explored=explored, n_explore=n_explore, n_confirm=n_confirm),
     )

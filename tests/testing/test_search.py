@@ -211,12 +211,20 @@ def test_search_passes_an_exact_mean_with_offset_bounds_at_small_n():
 
 @pytest.mark.slow
 def test_search_is_reproducible_with_a_seed():
-    """Two searches with the same seed try the same pairs and confirm the same events and counts."""
+    """A search replayed with its seed and plan tries the same pairs and confirms the same events and counts, however
+    fast the machine is this time (the plan fixes the sizes the time budget chose)."""
     mech = LinearExponential(target=_letter_scores, response_set=list("abcdefghij"), sensitivity=1)
-    a, b = (search_audit(mech, LETTERS, EPS, rng=5, time_budget=3) for _ in range(2))
+    a = search_audit(mech, LETTERS, EPS, rng=5, time_budget=3)
+    b = search_audit(mech, LETTERS, EPS, rng=5, time_budget=1e-9, plan=a.plan)
     assert [p.description for p in a.pairs] == [p.description for p in b.pairs]
     assert (a.worst.confirm.event, a.worst.confirm.counts) == (b.worst.confirm.event, b.worst.confirm.counts)
-    assert a.seed == b.seed == 5
+    assert a.seed == b.seed == 5 and a.plan == b.plan
+
+
+def test_search_refuses_a_plan_of_another_type():
+    mech = LinearExponential(target=_letter_scores, response_set=list("abcdefghij"), sensitivity=1)
+    with pytest.raises(TypeError, match="plan must be a SearchPlan"):
+        search_audit(mech, LETTERS, EPS, rng=5, plan=(1, 2, 3, 4))
 
 
 @pytest.mark.slow
