@@ -27,12 +27,15 @@ def log_ndtr(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
 Relation = Literal["replace_one", "add_remove"]
 """A neighbouring relation: replace one record, or add/remove one record."""
 
+RELATIONS: tuple[Relation, ...] = ("replace_one", "add_remove")
+
 __all__ = [
     "ApproxDPEvent",
     "Event",
     "GaussianEvent",
     "LaplaceEvent",
     "SubsampledGaussianEvent",
+    "guarantee_event",
 ]
 
 DEFAULT_ORDERS: np.ndarray = np.arange(2, 257, dtype=np.float64)
@@ -263,6 +266,38 @@ class ApproxDPEvent(Event):
 
     def _describe(self) -> str:
         return f"(ε={self.epsilon:.4g}, δ={self.delta:.3g})-DP" if self.delta else f"{self.epsilon:.4g}-DP"
+
+
+def guarantee_event(epsilon: float, delta: float, relation: Relation = "replace_one") -> ApproxDPEvent:
+    """The accounting event of an (ε, δ) guarantee stated for ``relation``, in the accountant's replace-one terms.
+
+    The accountant composes replace-one events (the library's relation). A replace-one guarantee is its own event.
+    An add/remove-one guarantee is converted by group privacy: replacing one record (or person) is removing it and
+    then adding another, so two add/remove steps D → D − x → D − x + y give (ε₁ + ε₂, δ₁ + e^{ε₁}δ₂) with
+    ε₁ = ε₂ = ε and δ₁ = δ₂ = δ: add/remove (ε, δ)-DP implies replace-one (2ε, (1 + e^ε)δ)-DP. (The converse does
+    not hold: a replace-one release may reveal the number of records.) The conversion keeps only the guarantee, so a
+    mechanism's tighter events (its noise's exact privacy curve) are not used for add/remove releases.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The guarantee.
+    relation : {"replace_one", "add_remove"}, default "replace_one"
+        The neighbouring relation it is stated for.
+
+    Returns
+    -------
+    ApproxDPEvent
+        ``ApproxDPEvent(ε, δ)``, or ``ApproxDPEvent(2ε, min(1, (1 + e^ε)δ))`` for add/remove (δ capped below 1
+        by the next float down: a δ of 1 says nothing and is not a valid event).
+    """
+    if relation == "replace_one":
+        return ApproxDPEvent(epsilon=epsilon, delta=delta)
+    if relation != "add_remove":
+        raise ValueError(f"relation must be 'replace_one' or 'add_remove'; got {relation!r}.")
+    factor = 1.0 + math.exp(epsilon) if epsilon < 700.0 else math.inf  # e^ε overflows beyond 709
+    converted = delta if delta == 0 else min(math.nextafter(1.0, 0.0), factor * delta)
+    return ApproxDPEvent(epsilon=2.0 * epsilon, delta=converted)
 
 
 @attrs.frozen(kw_only=True)

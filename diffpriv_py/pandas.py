@@ -545,8 +545,8 @@ class PrivateFrameAccessor:
             The column naming the person behind each row (then ``max_groups=`` and ``max_rows=`` bound each
             person's contribution). ``None``: every row is a different person.
         **kwargs
-            ``quantiles``, ``n_candidates``, ``max_groups``, ``max_rows``, ``mechanism``, ``alpha``, ``rng``,
-            ``accountant``, ``full_response``, as
+            ``quantiles``, ``n_candidates``, ``max_groups``, ``max_rows``, ``mechanism``, ``selection``,
+            ``neighbouring``, ``max_people``, ``alpha``, ``rng``, ``accountant``, ``full_response``, as
             in :func:`diffpriv_py.stats.groupby`.
 
         Returns

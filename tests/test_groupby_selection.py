@@ -232,8 +232,8 @@ def test_the_lone_group_audit_catches_a_threshold_without_the_lone_group_term(mo
     refutes (1, 0.05)."""
     real = WeightedGaussian.of
 
-    def low(select, g, n_people):
-        plan = real(select, g, n_people)
+    def low(select, g, n_people, relation="replace_one"):
+        plan = real(select, g, n_people, relation)
         return attrs.evolve(plan, rho=1.0 / math.sqrt(2) + plan.sigma)
 
     monkeypatch.setattr(WeightedGaussian, "of", staticmethod(low))

@@ -20,9 +20,9 @@ import numpy as np
 from .._blockwise import declared_rows
 from .._rng import RNGLike, as_generator
 from .._validation import check_in_range, check_int, check_size, refuse_masked
-from ..events import ApproxDPEvent, Event
+from ..events import ApproxDPEvent, Event, Relation, guarantee_event
 from ..exceptions import SensitivityError, TargetOutputError
-from ..privacy import Eps
+from ..privacy import Del, Eps
 from .response import Response
 from .sampling import SensitivitySampling, pending_sampling
 
@@ -204,6 +204,15 @@ class DPMech(abc.ABC):
     """Whether the library derives the sensitivity from public settings (estimators, group-by): then it can be raised,
     never lowered, and ``gamma_sensitivity`` / ``sampled_n`` come only from the sampler (see :attr:`sampling`)."""
 
+    @property
+    def relation(self) -> Relation:
+        """The neighbouring relation the guarantee is stated for: ``"replace_one"`` (datasets of equal size differing
+        in one record or person; every mechanism's default) or ``"add_remove"`` (one record or person added or
+        removed; a release that offers it, e.g. :func:`~diffpriv_py.stats.groupby` with ``neighbouring=``). The
+        accountant composes in replace-one terms and converts add/remove guarantees
+        (:func:`~diffpriv_py.events.guarantee_event`)."""
+        return "replace_one"
+
     # ---- public template -------------------------------------------------------------------------------------
 
     def release_response(self, privacy_params: Eps, X: Any, *, rng: RNGLike = None, accountant: Any = None) -> Response:
@@ -246,12 +255,13 @@ class DPMech(abc.ABC):
         self._check_release(params, data)
         guarantee = self.privacy_guarantee(params)
         if accountant is not None:
-            accountant.spend(guarantee, mechanism=self, privacy_params=params)
+            charged = self.charged_guarantee(params)
+            accountant.spend(charged, mechanism=self, privacy_params=params)
         try:
             value = self._release(self._evaluate(self.target(data)), params, generator)
         except Exception as exc:
             if accountant is not None:
-                charged_note(exc, guarantee)
+                charged_note(exc, charged)
             raise
         # Positional: attrs' __init__ is called a few hundred ns faster without keywords (µs count in small releases).
         assumptions = self._assumptions()
@@ -367,13 +377,24 @@ class DPMech(abc.ABC):
         """What one release at ``privacy_params`` costs, as accounting events (read by the accountant).
 
         The default is the claimed guarantee as one event, ``(ApproxDPEvent(ε, δ),)`` of
-        :meth:`privacy_guarantee`: always sound, composed like any (ε, δ) release. A mechanism whose noise is known
-        exactly returns a tighter description (Laplace: a ``LaplaceEvent``; Gaussian: a ``GaussianEvent``; DP-SGD:
+        :meth:`charged_guarantee` (the claim, in replace-one terms): always sound, composed like any (ε, δ)
+        release. A mechanism whose noise is known exactly returns a tighter description (Laplace: a
+        ``LaplaceEvent``; Gaussian: a ``GaussianEvent``; DP-SGD:
         its subsampled Gaussian steps), which must still imply the claimed guarantee; an empty tuple means the
         release costs nothing (e.g. zero sensitivity).
         """
-        claim = self.privacy_guarantee(privacy_params)
+        claim = self.charged_guarantee(privacy_params)
         return (ApproxDPEvent(epsilon=claim.epsilon, delta=claim.delta),)
+
+    def charged_guarantee(self, privacy_params: Eps) -> Eps:
+        """The guarantee an accountant is charged for a release at ``privacy_params``: :meth:`privacy_guarantee` in
+        the accountant's replace-one terms. Under :attr:`relation` add/remove, (ε, δ) becomes (2ε, (1 + e^ε)δ) by
+        group privacy (:func:`~diffpriv_py.events.guarantee_event`)."""
+        claim = self.privacy_guarantee(privacy_params)
+        if self.relation == "replace_one":
+            return claim
+        event = guarantee_event(claim.epsilon, claim.delta, self.relation)
+        return Del(event.epsilon, event.delta) if event.delta > 0 else Eps(event.epsilon)
 
     def half_width(self, privacy_params: Eps, noised: Any, alpha: float) -> Any:
         """Half-width h with P(|noised − exact target| ≤ h) ≥ 1 − ``alpha`` per coordinate, in :attr:`accuracy_units`.

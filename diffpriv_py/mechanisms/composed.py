@@ -22,7 +22,7 @@ from typing import Any, ClassVar, SupportsFloat
 
 import attrs
 
-from ..events import ApproxDPEvent, Event
+from ..events import Event
 from ..privacy import Eps
 from .base import DPMech, as_sensitivity
 
@@ -92,7 +92,9 @@ class ComposedMech(DPMech):
 
     **Events.** :meth:`privacy_events` is what an :class:`~diffpriv_py.Accountant` is charged: the parts' own events
     in order when every part describes its noise exactly, otherwise one approximate-DP event at the guarantee (the
-    basic composition of the parts' (ε, δ), or the random-DP (ε, δ) of a sampled sensitivity).
+    basic composition of the parts' (ε, δ), or the random-DP (ε, δ) of a sampled sensitivity). A release under the
+    add/remove relation (:attr:`~diffpriv_py.mechanisms.DPMech.relation`) is charged its guarantee converted to
+    replace-one terms, :func:`~diffpriv_py.events.guarantee_event`.
 
     A subclass supplies :meth:`composed_of` (when it has more than one part) and, as every mechanism, ``_evaluate``
     and ``_release``. The sensitivity sampler is refused unless it declares a single norm (``_norm``) that every part
@@ -116,10 +118,13 @@ class ComposedMech(DPMech):
     def privacy_events(self, privacy_params: Eps) -> tuple[Event, ...]:
         """What a release at ``privacy_params`` costs: the parts' events, or the guarantee (see Notes)."""
         parts = self.composed_of(privacy_params)
-        if self.gamma_sensitivity is None and all(part.events is not None for part in parts):
+        if (
+            self.relation == "replace_one"
+            and self.gamma_sensitivity is None
+            and all(p.events is not None for p in parts)
+        ):
             return tuple(e for part in parts for e in part.events or ())
-        guarantee = self.privacy_guarantee(privacy_params)
-        return (ApproxDPEvent(epsilon=guarantee.epsilon, delta=guarantee.delta),)
+        return super().privacy_events(privacy_params)
 
     def _norm(self, value1: Any, value2: Any) -> float:
         raise TypeError(

@@ -51,6 +51,14 @@ class Response:
     error_bound: Callable[[float, bool], Any] | None = attrs.field(default=None, kw_only=True)
     assumptions: tuple[str, ...] = attrs.field(default=(), kw_only=True)
 
+    @property
+    def relation(self) -> str:
+        """The neighbouring relation :attr:`privacy_params` is stated for: ``"replace_one"`` (datasets of equal size
+        differing in one record or person; the library's default) or ``"add_remove"`` (one added or removed). An
+        accountant is charged an add/remove guarantee (ε, δ) as replace-one (2ε, (1 + e^ε)δ), see
+        :func:`diffpriv_py.events.guarantee_event`."""
+        return self.mechanism.relation
+
     def accuracy(self, alpha: float = 0.05, *, simultaneous: bool = False) -> Any:
         """Half-width h such that the released value is within h of the exact (non-private) target value with
         probability at least 1 − ``alpha``.
@@ -113,6 +121,7 @@ class Response:
         return (
             f"Response(response={self.response!r}, privacy_params={self.privacy_params!r}, "
             f"mechanism={type(self.mechanism).__name__}, sensitivity={self.sensitivity!r}"
+            + (f", relation={self.relation!r}" if self.relation != "replace_one" else "")
             + (f", assumptions={self.assumptions!r})" if self.assumptions else ")")
         )
 

@@ -27,6 +27,7 @@ from .._fixed_point import (
 )
 from .._rng import RNGLike
 from .._validation import as_rectangular, check_alpha, check_int, refuse_masked
+from ..events import RELATIONS, Relation
 from ..exceptions import TargetOutputError
 from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
 from ..mechanisms.base import DPMech, NumericMech, check_callable_target
@@ -363,11 +364,22 @@ class GroupBy(ComposedMech):
     n_candidates: int | None = attrs.field(default=None, converter=attrs.converters.optional(_n_candidates))
     columns: tuple[str, ...] | None = attrs.field(default=None, converter=_columns)
     selection: str = attrs.field(default="auto")
+    neighbouring: Relation = attrs.field(default="replace_one")
+    max_people: int | None = attrs.field(default=None)
     _subs: tuple[GroupBy, ...] = attrs.field(init=False, default=(), repr=False)
 
     def __attrs_post_init__(self) -> None:
         check_choice(self.noise, "noise", MECHANISMS, owner="dp.stats.groupby")
         check_choice(self.selection, "selection", SELECTIONS, owner="dp.stats.groupby")
+        check_choice(self.neighbouring, "neighbouring", RELATIONS, owner="dp.stats.groupby")
+        if self.max_people is not None:
+            check_int(self.max_people, "max_people", minimum=1, owner="dp.stats.groupby")
+            if self.neighbouring == "replace_one":
+                raise ValueError(
+                    f"dp.stats.groupby got max_people={self.max_people} with neighbouring='replace_one', where the "
+                    "number of people is public and read from the data. max_people bounds the (private) number of "
+                    "people under neighbouring='add_remove'; pass that, or leave max_people unset."
+                )
         check_alpha(self.alpha, owner="dp.stats.groupby")
         for name in ("max_groups", "max_rows"):
             check_int(getattr(self, name), name, minimum=1, owner="dp.stats.groupby")
@@ -424,6 +436,8 @@ class GroupBy(ComposedMech):
                 max_rows=self.max_rows,
                 noise=self.noise,
                 alpha=self.alpha,
+                neighbouring=self.neighbouring,
+                max_people=self.max_people,
             )
             subs.append(sub)
         object.__setattr__(self, "statistics", {c: sub.wanted for c, sub in zip(columns, subs, strict=True)})
@@ -508,26 +522,50 @@ class GroupBy(ComposedMech):
         head = (Part(name="selection", privacy_params=select),) if select is not None else ()
         return head + tuple(Part(name=n, privacy_params=p) for n, p in zip(names, shares, strict=True))
 
+    @property
+    def relation(self) -> Relation:
+        """The neighbouring relation of the guarantee: ``neighbouring`` (see the class Notes)."""
+        return self.neighbouring
+
+    @property
+    def _sides(self) -> int:
+        """How many people differ between neighbours: 2 under replace-one (one out, one in), 1 under add/remove."""
+        return 2 if self.neighbouring == "replace_one" else 1
+
+    def people_bound(self, n_people: int) -> int:
+        """The public bound on the number of people that the float allowances and the quantile grid are sized from:
+        ``n_people`` under replace-one (public there), ``max_people`` under add/remove, or :data:`PEOPLE_CAP`
+        (2⁴⁰) when it is not given."""
+        if self.neighbouring == "replace_one":
+            return n_people
+        return PEOPLE_CAP if self.max_people is None else self.max_people
+
     def sensitivities(self, m: _Measurement, n_people: int) -> tuple[float, float]:
-        """(L1, L2) of one measurement under replace-one-person neighbours (see the class Notes).
+        """(L1, L2) of one measurement under the neighbouring relation (see the class Notes).
 
         The exact integer sums are converted to float64 once per group; that rounding moves each of the ≤ 2G
-        coordinates a replaced person touches by at most ``rounding_allowance`` of the largest possible sum
-        (n_people·G·R rows of bound M), which is added (zero for counts, which are exact integers).
+        (add/remove: G) coordinates neighbours differ in by at most ``rounding_allowance`` of the largest possible
+        sum (:meth:`people_bound`·G·R rows of bound M), which is added (zero for counts, which are exact integers).
         """
         g, r = self.max_groups, self.max_rows
-        l1 = 2.0 * g * r * m.bound
-        l2 = r * m.bound * (math.sqrt(2.0 * g) if not m.signed else 2.0 * math.sqrt(g))
+        if self.neighbouring == "add_remove":
+            l1, l2 = g * r * m.bound, r * m.bound * math.sqrt(g)
+        else:
+            l1 = 2.0 * g * r * m.bound
+            l2 = r * m.bound * (math.sqrt(2.0 * g) if not m.signed else 2.0 * math.sqrt(g))
         if m.grid is not None:
-            allowance = float(rounding_allowance(n_people * g * r * m.bound))
-            l1, l2 = l1 + 2 * g * allowance, l2 + math.sqrt(2 * g) * allowance
+            touched = self._sides * g
+            allowance = float(rounding_allowance(self.people_bound(n_people) * g * r * m.bound))
+            l1, l2 = l1 + touched * allowance, l2 + math.sqrt(touched) * allowance
         return l1, l2
 
     def threshold(self, select: Eps) -> tuple[float, int]:
         """(t, τ): the selection noise parameter and the release threshold on the noisy number of people."""
-        g = self.max_groups
-        t = laplace_epsilon_reserve(select.epsilon, 2 * g) / (2.0 * g)
-        delta0 = select.delta / ((1.0 + math.exp(select.epsilon)) * g)
+        g, touched = self.max_groups, self._sides * self.max_groups
+        t = laplace_epsilon_reserve(select.epsilon, touched) / touched
+        # Lone groups exist on both sides under replace-one (hence 1 + e^ε), on one side under add/remove.
+        lone = (1.0 + math.exp(select.epsilon)) * g if self.neighbouring == "replace_one" else float(g)
+        delta0 = select.delta / lone
         # The safe sampler's integer probabilities are within a relative 2⁻⁴⁰ of the geometric law (see noise), so
         # its tail is too: the threshold is set for a δ₀ shaved by 2⁻³⁰, which covers that for what is sampled.
         return t, discrete_laplace_half_width(t, 2.0 * delta0 * (1.0 - 2.0**-30)) + 2
@@ -542,7 +580,7 @@ class GroupBy(ComposedMech):
         if self.max_groups == 1:
             return "threshold"
         try:
-            union = WeightedGaussian.of(select, self.max_groups, 1)
+            union = WeightedGaussian.of(select, self.max_groups, 1, self.neighbouring)
         except (
             OverflowError,
             ValueError,
@@ -570,7 +608,7 @@ class GroupBy(ComposedMech):
             try:  # τ and ρ depend on public parameters only: computed here so that they never fail after the charge
                 self.threshold(select)
                 if self.selection_policy(select) == "weighted_gaussian":
-                    WeightedGaussian.of(select, self.max_groups, 1)  # the smallest σ: the strictest check
+                    WeightedGaussian.of(select, self.max_groups, 1, self.neighbouring)  # smallest σ: strictest check
             except (OverflowError, ValueError):
                 raise ValueError(
                     f"dp.stats.groupby cannot select groups privately with {privacy_params!r}: the selection's share "
@@ -702,7 +740,7 @@ class GroupBy(ComposedMech):
         else:
             unit_codes = None
         if select is not None and self.selection_policy(select) == "weighted_gaussian":
-            union = WeightedGaussian.of(select, self.max_groups, n_people)
+            union = WeightedGaussian.of(select, self.max_groups, self.people_bound(n_people), self.neighbouring)
             people = np.arange(by_codes.shape[0]) if unit_codes is None else unit_codes
             released = union.release(people, by_codes, n_groups, rng)
         elif select is not None:
@@ -762,7 +800,7 @@ class GroupBy(ComposedMech):
         if self.n_candidates is not None or not self.quantiles:
             return self
         reach = self.max_groups * self.max_rows
-        size = default_n_candidates(n_people * self.max_rows, parts[-1].epsilon, 2.0 * reach)
+        size = default_n_candidates(self.people_bound(n_people) * self.max_rows, parts[-1].epsilon, self._sides * reach)
         return attrs.evolve(self, n_candidates=size)
 
     def _quantile_grid(self) -> np.ndarray:
@@ -876,7 +914,7 @@ class GroupBy(ComposedMech):
         acc: dict[str, np.ndarray] = {}
         group_ptr, points, less, at_most, n = cells.rank_points()
         n_at = np.repeat(n.astype(np.float64), np.diff(group_ptr))
-        reach = 4.0 * self.max_groups * self.max_rows
+        reach = 2.0 * self._sides * self.max_groups * self.max_rows
         for q, params in zip(self.quantiles, parts, strict=True):
             scale = params.epsilon / reach
             qn = q * n_at
@@ -908,7 +946,7 @@ class GroupBy(ComposedMech):
         """
         if m.name != "sum" or m.grid is None:
             return 0.0
-        rows = float(n_people * self.max_rows)
+        rows = float(self.people_bound(n_people) * self.max_rows)
         return rows * (m.grid.error * 2.0**-m.grid.bits + UNIT_ROUNDOFF * m.bound)
 
     def _report(
@@ -984,6 +1022,11 @@ class GroupBy(ComposedMech):
         ordered = {s: values[s] for s in wanted if s in values}
         return GroupByResult(keys=keys, values=ordered, accuracy={s: acc[s] for s in ordered}, alpha=alpha)
 
+
+PEOPLE_CAP = 2**40
+"""Under add/remove the number of people is private; without ``max_people`` the float allowances are sized for this
+many people (about 1.1·10¹², beyond what a table can hold in memory: 8 TB per int64 column). The guarantee is stated
+for tables of at most that many people."""
 
 _NAN = (
     "The values passed to dp.stats.groupby contain NaN. Impute them with a public value first (dropping rows "
@@ -1183,6 +1226,8 @@ def groupby(
     max_rows: int = 1,
     mechanism: MechanismName = "laplace",
     selection: str = "auto",
+    neighbouring: str = "replace_one",
+    max_people: int | None = None,
     alpha: float = 0.05,
     rng: RNGLike = None,
     accountant: Any = None,
@@ -1236,6 +1281,17 @@ def groupby(
         Gaussian noise, a threshold), which releases more groups when ``max_groups`` > 1. "auto" picks from public
         numbers only (``max_groups``, ε, δ): "threshold" at ``max_groups`` = 1, else the one whose group of
         people in ``max_groups`` groups each is released at a smaller size.
+    neighbouring : {"replace_one", "add_remove"}, default "replace_one"
+        The neighbouring relation ``privacy_params`` are stated for: one person's rows replaced by another's (the
+        number of people is public; the library's relation), or one person's rows added or removed (the number of
+        people is private too; the relation of OpenDP, Tumult Analytics and PipelineDP). Under add/remove the
+        sensitivities are halved and the threshold pays for lone groups on one side only, so more groups are
+        released at the same numbers; an :class:`~diffpriv_py.Accountant` is charged the implied replace-one
+        guarantee (2ε, (1 + e^ε)δ). See :class:`GroupBy`.
+    max_people : int, optional
+        Under ``neighbouring="add_remove"`` only: a public upper bound on the number of people (the guarantee is
+        stated for tables of at most that many), which sizes the float allowances, the sums' error bars and the
+        quantiles' grid. ``None``: 2⁴⁰.
     alpha : float, default 0.05
         Level of the ``<statistic>_accuracy`` columns: each value is within that half-width of the exact
         statistic of the bounded, clipped data with probability ≥ 1 − α (per group and statistic).
@@ -1260,8 +1316,9 @@ def groupby(
     Notes
     -----
     (ε, δ)-DP under replace-one-person neighbours (one person's rows replaced by another's), the library's
-    replace-one relation with people as records; see :class:`GroupBy` for the sensitivities, the budget split, the
-    partition-selection threshold and its proof, and the error bars.
+    replace-one relation with people as records, or with ``neighbouring="add_remove"`` under add/remove-one-person
+    neighbours; see :class:`GroupBy` for the sensitivities, the budget split, the partition-selection threshold and
+    its proof, and the error bars.
 
     **Several value columns** (``values`` a mapping): one contribution bounding and one partition selection shared
     by all columns, one noisy row count shared by all, then each column's sums. ε is split equally over the
@@ -1321,6 +1378,8 @@ def groupby(
         noise=mechanism,
         alpha=alpha,
         selection=selection,
+        neighbouring=neighbouring,  # type: ignore[arg-type]  # checked by GroupBy
+        max_people=max_people,
     )
     composite = None
     if several:  # a public relabelling: each row's tuple of labels becomes one integer label (see _multikey)

@@ -18,6 +18,7 @@ from scipy.special import ndtri
 
 from .._contribution import _hashed
 from .._fixed_point import rounding_allowance
+from ..events import Relation
 from ..mechanisms.gaussian import analytic_gaussian_sigma
 from ..noise import gaussian_grid_calibration, grid_gaussian
 from ..privacy import Eps
@@ -49,15 +50,16 @@ class WeightedGaussian:
     rho: float
 
     @classmethod
-    def of(cls, select: Eps, max_groups: int, n_people: int) -> WeightedGaussian:
-        """Plan for selection parameters (ε_s, δ_s), G groups per person and at most ``n_people`` people (public).
+    def of(cls, select: Eps, max_groups: int, n_people: int, relation: Relation = "replace_one") -> WeightedGaussian:
+        """Plan for selection parameters (ε_s, δ_s), G groups per person, at most ``n_people`` people (public) and
+        the neighbouring ``relation``.
 
         δ_s is split as δ_g = δ_s/2 for the Gaussian comparison of the groups both neighbours hold, and
-        p = δ_s/(2(1 + e^{ε_s})) for the probability that any group one person holds alone is released.
-        The L2 sensitivity is √2 (see GroupBy's Notes) plus the float64 conversion of the exact sums (each below
-        n_people in weight units), on at most 2G coordinates.
+        p = δ_s/(2(1 + e^{ε_s})) (add/remove: δ_s/2) for the probability that any group one person holds alone is
+        released. The L2 sensitivity is √2 (add/remove: 1; see GroupBy's Notes) plus the float64 conversion of the
+        exact sums (each below n_people in weight units), on at most 2G (add/remove: G) coordinates.
         """
-        return _plan(select.epsilon, select.delta, max_groups, n_people)
+        return _plan(select.epsilon, select.delta, max_groups, n_people, relation)
 
     def release(self, unit: np.ndarray, group: np.ndarray, n_groups: int, rng: np.random.Generator) -> np.ndarray:
         """The released groups (ascending codes) among those holding a kept row, from the kept rows' person and
@@ -84,12 +86,14 @@ class WeightedGaussian:
 
 
 @functools.lru_cache(maxsize=256)
-def _plan(epsilon: float, delta: float, g: int, n_people: int) -> WeightedGaussian:
+def _plan(epsilon: float, delta: float, g: int, n_people: int, relation: Relation) -> WeightedGaussian:
+    replace = relation == "replace_one"
     delta_g = delta / 2.0
-    p = delta / (2.0 * (1.0 + math.exp(epsilon))) * (1.0 - _TAIL_SLACK)
+    p = delta / (2.0 * (1.0 + math.exp(epsilon)) if replace else 2.0) * (1.0 - _TAIL_SLACK)
     # The converted sums lie within rounding_allowance(n_people) of the exact ones (each group's weight ≤ n_people).
-    sensitivity = math.sqrt(2.0) + math.sqrt(2.0 * g) * float(rounding_allowance(n_people))
-    r, sigma = gaussian_grid_calibration(analytic_gaussian_sigma, sensitivity, epsilon, delta_g, 2 * g)
+    touched = 2 * g if replace else g
+    sensitivity = (math.sqrt(2.0) if replace else 1.0) + math.sqrt(touched) * float(rounding_allowance(n_people))
+    r, sigma = gaussian_grid_calibration(analytic_gaussian_sigma, sensitivity, epsilon, delta_g, touched)
     k = weight_units(g)
     rho = -math.inf
     for t in range(1, g + 1):

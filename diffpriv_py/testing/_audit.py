@@ -21,7 +21,8 @@ import attrs
 import numpy as np
 
 from .._datasets import n_records
-from .._validation import check_in_range, check_int
+from .._validation import check_choice, check_in_range, check_int
+from ..events import RELATIONS
 from ..mechanisms.base import DPMech, NumericMech, check_mechanism
 from ..privacy import Eps
 from ._stats import clopper_pearson_lower, clopper_pearson_upper
@@ -530,6 +531,7 @@ def audit(
     alpha: float = 1e-6,
     n: int | None = None,
     rng: int | None = None,
+    relation: str | None = None,
 ) -> AuditReport:
     """Audit a mechanism's claimed guarantee on one pair of neighbouring datasets.
 
@@ -539,9 +541,12 @@ def audit(
         The mechanism under test (built-in or user-written). Mechanisms with a vectorised ``_sample_many`` hook
         (all built-in numeric mechanisms and Exponential) are sampled in bulk; others are released ``n`` times.
     X, X_neighbour : object
-        Replace-one neighbouring datasets; the audit has power only if they realise (close to) the worst case.
+        Neighbouring datasets (replace-one unless ``relation`` says otherwise); the audit has power only if they
+        realise (close to) the worst case.
     privacy_params : Eps
-        The parameters to release at; the claim audited is ``mechanism.privacy_guarantee(privacy_params)``.
+        The parameters to release at; the claim audited is ``mechanism.privacy_guarantee(privacy_params)`` for a
+        pair of the mechanism's own :attr:`~diffpriv_py.mechanisms.DPMech.relation`, and its replace-one implication
+        ``mechanism.charged_guarantee(privacy_params)`` for a replace-one pair of an add/remove mechanism.
     alpha : float, default 1e-6
         Probability that a correct mechanism is declared refuted (all bounds hold simultaneously with 1 − α).
     n : int, optional
@@ -549,6 +554,9 @@ def audit(
         rest confirms them.
     rng : int, optional
         Seed. ``None`` draws one at random and records it in the report, so every audit is reproducible.
+    relation : {"replace_one", "add_remove"}, optional
+        The relation of the pair: ``None`` (default) means the mechanism's own. An add/remove pair of a replace-one
+        mechanism is refused (replace-one says nothing about it).
 
     Returns
     -------
@@ -595,7 +603,17 @@ def audit(
         raise ValueError(f"alpha must be a probability in (0, 1); got {alpha!r}.")
     check_mechanism(mechanism, "mechanism", owner="audit")
     params = mechanism.check_privacy_params(privacy_params)
-    claim = mechanism.privacy_guarantee(params)
+    relation = mechanism.relation if relation is None else check_choice(relation, "relation", RELATIONS, owner="audit")
+    if relation == mechanism.relation:
+        claim = mechanism.privacy_guarantee(params)
+    elif relation == "replace_one":  # an add/remove mechanism on a replace-one pair: the implied guarantee
+        claim = mechanism.charged_guarantee(params)
+    else:
+        raise ValueError(
+            f"audit got an add/remove pair (relation='add_remove') for {type(mechanism).__name__}, whose guarantee is "
+            "stated for replace-one neighbours and says nothing about adding or removing a record. Audit it on a "
+            "replace-one pair."
+        )
     for name, dataset in (("X", X), ("X_neighbour", X_neighbour)):
         if dataset is None:
             raise TypeError(

@@ -593,7 +593,9 @@ def search_audit(
 
     Notes
     -----
-    Neighbours are replace-one: ``D′`` is ``D`` with one record replaced (or both sides carry a replaced record).
+    Neighbours are replace-one: ``D′`` is ``D`` with one record replaced (or both sides carry a replaced record). A
+    mechanism under add/remove neighbours is audited against the replace-one guarantee it implies
+    (``mechanism.charged_guarantee``).
     Replacement values: the mechanism's public bounds (``lower``/``upper``, ``bounds`` or ``data_norm`` on the
     mechanism or its target) and values beyond them, ±0.0 and subnormals, a record moved by 1e-9 or one ulp or
     negated, huge magnitudes whose squares overflow (1e154, 1e200, ±1e308), offset values (2⁴³ + ½), per row of
@@ -703,7 +705,14 @@ def search_audit(
         explored = k + 1
         try:
             report = audit(
-                mechanism, pair.first, pair.second, params, alpha=_EXPLORE_ALPHA, n=n_explore, rng=explore_seeds[k]
+                mechanism,
+                pair.first,
+                pair.second,
+                params,
+                alpha=_EXPLORE_ALPHA,
+                n=n_explore,
+                rng=explore_seeds[k],
+                relation="replace_one",
             )
         except Exception:  # a pair the mechanism cannot release on is reported by the screen
             continue
@@ -722,7 +731,16 @@ def search_audit(
     confirm_seeds = [int(s.generate_state(1)[0]) for s in confirm_seq.spawn(max(1, len(chosen)))]
     for j, k in enumerate(chosen):
         priority, order, pair, result = explore[k]
-        report = audit(mechanism, pair.first, pair.second, params, alpha=level, n=n_confirm, rng=confirm_seeds[j])
+        report = audit(
+            mechanism,
+            pair.first,
+            pair.second,
+            params,
+            alpha=level,
+            n=n_confirm,
+            rng=confirm_seeds[j],
+            relation="replace_one",
+        )
         explore[k] = (priority, order, pair, attrs.evolve(result, confirm=report))
 
     results = [t[3] for t in explore] + [t[3] for t in screened[explore_pairs:]]
