@@ -20,6 +20,10 @@ class Flattened(DPMech):
     target: Any = attrs.field(default=lambda data: data)
     sensitivity: float = 1.0
 
+    @property
+    def relation(self):
+        return self.inner.relation
+
     def _check_dataset(self, X):
         return self.inner._check_dataset(X)
 

@@ -254,8 +254,8 @@ class DPMech(abc.ABC):
         data = self.check_dataset(X)
         self._check_release(params, data)
         guarantee = self.privacy_guarantee(params)
+        charged = guarantee if self.relation == "replace_one" else self.charged_guarantee(params)
         if accountant is not None:
-            charged = self.charged_guarantee(params)
             accountant.spend(charged, mechanism=self, privacy_params=params)
         try:
             value = self._release(self._evaluate(self.target(data)), params, generator)

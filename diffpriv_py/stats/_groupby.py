@@ -211,13 +211,18 @@ class GroupBy(ComposedMech):
         Points of the public grid between the bounds that quantiles are drawn from. Default: sized at release from
         public numbers, :func:`~diffpriv_py.stats.default_n_candidates` of n_people·R values, ε per level and rank
         sensitivity 2GR (1025 up to 2²² + 1 points), so at large groups the privacy noise, not the step, sets the
-        error. The number of people is public, so neighbours draw from the same grid.
+        error. The number of people is public, so neighbours draw from the same grid (under add/remove the grid is
+        sized from ``max_people`` instead, and the rank sensitivity is GR).
     columns : sequence of str or None, default None
         Public names of several value columns released together (results ``<column>_<statistic>``); ``None``: one
         unnamed value column (results ``<statistic>``).
     selection : {"auto", "threshold", "weighted_gaussian"}, default "auto"
         Partition-selection policy (private keys only): the noisy count of people per group against a threshold,
         or set-union selection by weighted Gaussian (see Notes); "auto" chooses from public numbers only.
+    neighbouring : {"replace_one", "add_remove"}, default "replace_one"
+        The neighbouring relation of the guarantee (see Notes).
+    max_people : int or None, default None
+        Under add/remove only: a public upper bound on the number of people (None: 2⁴⁰), see Notes.
 
     Notes
     -----
@@ -229,6 +234,18 @@ class GroupBy(ComposedMech):
     sums, ½ and ⅛ for the centred sums Σu and Σ(u² − ⅛), u = (clip(x) − c)/(hi − lo)), the L1 sensitivity is
     2·G·R·M and the L2 sensitivity R·√(2G) for counts, 2·R·M·√G for signed sums (a group touched by both people
     can move by 2RM).
+
+    **Neighbouring relation: add or remove one person** (``neighbouring="add_remove"``, the relation of OpenDP,
+    Tumult Analytics and PipelineDP): the number of people is private too. Removing (or adding) a person changes at
+    most G groups by at most R rows, so every sensitivity above is halved: L1 = G·R·M, L2 = R·M·√G (counts and
+    signed sums alike: one person's contribution to a group lies in [−RM, RM]). Only G coordinates can differ, so
+    the float allowances are paid on G coordinates, from the public bound ``max_people`` (:meth:`people_bound`;
+    2⁴⁰ when not given) instead of the number of people, which is no longer public: the guarantee holds for tables
+    of at most that many people. The same bound sizes the sums' error bars and the quantiles' grid. Partition
+    selection pays for lone groups on one side only (see the proofs below). The Response records
+    ``relation="add_remove"`` with the (ε, δ) given; an :class:`~diffpriv_py.Accountant`, which composes in
+    replace-one terms, is charged the implied replace-one guarantee (2ε, (1 + e^ε)δ)
+    (:func:`~diffpriv_py.events.guarantee_event`: replacing a person is removing one and adding another).
 
     **Budget.** The (ε, δ) given is the guarantee of the whole query and is charged to the accountant once. ε is
     split equally over the noised vectors: private partition selection (if ``keys`` is None), the row count (if
@@ -275,6 +292,10 @@ class GroupBy(ComposedMech):
     reserve is calibrated for the 2G coordinates that can differ, a public number, and the threshold for
     δ₀·(1 − 2⁻³⁰), which covers the sampler's relative error (below 2⁻⁴⁰) in the tail probability.
 
+    Under add/remove (D = D′ plus person x): only G counts differ, by 1 each, so t = ε_s/G, and only D has lone
+    groups (at most G), so δ₀ = δ_s/G: P[M(D) ∈ S] ≤ G·δ₀ + e^{ε_s}·P[M(D′) ∈ S] directly, and in the other
+    direction P[M(D′) ∈ S] ≤ e^{ε_s}·P[M_A(D) ∈ S] ≤ e^{ε_s}·P[M(D) ∈ S] (D′ has no lone group): (ε_s, δ_s)-DP.
+
     **Set-union selection** (``selection="weighted_gaussian"``; the weighted Gaussian of Gopi, Gulhane, Kulkarni,
     Shen, Shokouhi & Yekhanin, "Differentially Private Set Union", ICML 2020, there for adding or removing one
     user), for the same (ε_s, δ_s). Each person owner kept t ≥ 1 groups gives each of them the weight
@@ -305,7 +326,9 @@ class GroupBy(ComposedMech):
     (ε_s, δ_s/2): P[M(D) ∈ S] ≤ p + P[M_A(D) ∈ S] ≤ p + e^{ε_s}·P[M_A(D′) ∈ S] + δ_s/2
     ≤ p + δ_s/2 + e^{ε_s}·(P[M(D′) ∈ S] + p). Selection is therefore (ε_s, δ_s/2 + (1 + e^{ε_s})·p = δ_s)-DP.
     Relative to the paper's add/remove statement the replace-one relation changes the sensitivity from 1 to √2
-    and the lone-group term from p to (1 + e^{ε_s})·p (lone groups exist on both sides). The aggregates compose
+    and the lone-group term from p to (1 + e^{ε_s})·p (lone groups exist on both sides). Under add/remove
+    (``neighbouring="add_remove"``) the paper's numbers hold: the weight vectors differ by v_x alone (norm ≤ 1, on
+    ≤ G coordinates), and p = δ_s/2 for the lone groups of the one side that has them. The aggregates compose
     on top as above (the bounding, not the selection, limits one person to G groups and R rows each).
 
     **Choosing the policy** (``selection="auto"``, the default): a function of (G, ε_s, δ_s) alone, so the choice
@@ -332,7 +355,8 @@ class GroupBy(ComposedMech):
     the in-memory release bit for bit for a seed.
 
     **Quantiles** (see ``_quantiles``): per group and level, a grid point drawn with probability
-    ∝ exp(ε_q·u/(4GR)) for the rank utility u, which costs ε_q for all groups together; their bars are in ranks.
+    ∝ exp(ε_q·u/(4GR)) (add/remove: exp(ε_q·u/(2GR))) for the rank utility u, which costs ε_q for all groups
+    together; their bars are in ranks.
     The rank counts come from exact per-(group, grid cell) counts made in the same block pass as the sums, so a
     dask value column is streamed for quantiles too, and all groups are drawn in one batch per level.
 
@@ -900,6 +924,8 @@ class GroupBy(ComposedMech):
         of a group touched by both people by at most 2R and the sum over groups of the largest changes is at most
         2·G·R. Sampling each group ∝ exp(ε_q·u/(4GR)) therefore costs ε_q in total (each group's loss is at most
         ε_q·Δ_g/(2GR)). With probability ≥ 1 − α the drawn point's rank error is at most −max u + 4GR·ln(m/α)/ε_q.
+        Under add/remove one person moves the scores of at most G groups by at most R each (sum GR), so the draw is
+        ∝ exp(ε_q·u/(2GR)) and the bar 2GR·ln(m/α)/ε_q.
 
         All groups at once, with no loop over them: the scores are piecewise constant on the grid, changing only
         at the cells of the group's values, so they are computed at those change points alone (from the sparse
