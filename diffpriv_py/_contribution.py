@@ -1,19 +1,59 @@
 """Per-person contribution bounding: keep at most ``max_groups`` groups and ``max_rows`` rows per group per person.
 
-The rule is data-independent in the sense DP needs: which rows survive is decided by fresh uniformly random orders
-drawn from the release's ``rng``, never by the values, so a person's kept rows are a uniformly random subset of their
-rows of the allowed size, and what one person keeps does not depend on anyone else's rows.
+Which rows a person keeps is a function of that person's own rows and of one random 64-bit key, never of anyone
+else's rows or of any value: each (person, group) pair and each row of a pair gets a pseudo-random priority from the
+key and the person's and group's *labels* (hashed by value), and the smallest priorities are kept. The kept set is
+therefore the same however the table is ordered across people or split into partitions, which is what lets a
+distributed run reproduce an in-memory one.
 
-Everything is a constant number of linear passes over integer codes: hash factorisations, ``bincount``s, and — only
-for the rows of the (person, group) pairs and the pairs of the people that exceed a limit — a random permutation and
-a least-significant-digit radix sort on 16-bit digits (numpy's stable sort of 16-bit integers is a counting sort).
+Cost: one stable sort of the rows by (person, group) — a merge sort that runs in linear time on tables already
+grouped by person, the common layout — then linear passes over the sorted runs; priorities are drawn, and sorted
+within their runs, only for the people and pairs over a limit.
 """
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 
-__all__ = ["bound_contributions", "factorize_codes", "people_per_group", "run_starts"]
+__all__ = ["Bounded", "bound_contributions", "factorize_codes", "label_hashes", "mix64", "run_starts"]
+
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, vectorised: a bijection of uint64 whose outputs look independent and uniform."""
+    with np.errstate(over="ignore"):
+        z = x ^ (x >> np.uint64(30))
+        z = z * _M1
+        z ^= z >> np.uint64(27)
+        z *= _M2
+        z ^= z >> np.uint64(31)
+    out: np.ndarray = z
+    return out
+
+
+def label_hashes(labels: np.ndarray) -> np.ndarray:
+    """A uint64 hash of every label, by value: the same label gives the same hash in any array, order or process.
+
+    Numbers hash their float64 value (integers exactly below 2⁵³; −0.0 and 0.0 alike, every NaN alike, as the group
+    labels are canonical) or, for integers, their int64 value; strings hash their characters, one code point at a
+    time. Used for the bounding's priorities only, so a collision merely ties two priorities."""
+    a = np.asarray(labels)
+    if a.dtype.kind in "iub":
+        return mix64(a.astype(np.int64).view(np.uint64) ^ _GOLDEN)
+    if a.dtype.kind == "f":
+        v = np.where(np.isnan(a), np.nan, a.astype(np.float64) + 0.0)
+        return mix64(v.view(np.uint64) ^ _GOLDEN)
+    if a.dtype.kind != "U":
+        a = a.astype(str)
+    chars = a.view(np.uint32).reshape(a.shape[0], -1) if a.dtype.itemsize else np.zeros((a.shape[0], 0), np.uint32)
+    h = np.full(a.shape[0], _GOLDEN, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for col in range(chars.shape[1]):  # a loop over the label's width, never over labels
+            h = mix64(h * _GOLDEN + chars[:, col])
+    return h
 
 
 def run_starts(*keys: np.ndarray) -> np.ndarray:
@@ -27,123 +67,142 @@ def run_starts(*keys: np.ndarray) -> np.ndarray:
     return start
 
 
-def _hashed(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, distinct values) of the integers of ``key``: pandas' hash factorisation (first appearance, no sort),
-    or without pandas (the bare ``GroupBy`` mechanism needs none) ``np.unique``'s sort — another numbering of the
-    same partition, which the bounding rule's law does not depend on."""
+def factorize_codes(key: np.ndarray) -> tuple[np.ndarray, int]:
+    """Codes 0, 1, … of the distinct integers of ``key`` (in order of first appearance, by hashing: no sort) and
+    how many there are; ``np.unique``'s sorted numbering without pandas."""
     try:
         import pandas as pd
     except ImportError:
         uniques, codes = np.unique(key, return_inverse=True)
-        return codes.reshape(-1).astype(np.intp, copy=False), uniques
+        return codes.reshape(-1).astype(np.intp, copy=False), int(uniques.shape[0])
     codes, uniques = pd.factorize(key, sort=False)
-    return codes.astype(np.intp, copy=False), np.asarray(uniques)
+    return codes.astype(np.intp, copy=False), int(uniques.shape[0])
 
 
-def factorize_codes(key: np.ndarray) -> tuple[np.ndarray, int]:
-    """Codes 0, 1, … of the distinct integers of ``key`` (in order of first appearance, by hashing: no sort) and
-    how many there are."""
-    codes, uniques = _hashed(key)
-    return codes, int(uniques.shape[0])
-
-
-def _radix_argsort(codes: np.ndarray, n_codes: int) -> np.ndarray:
-    """A stable argsort of non-negative integer ``codes`` < ``n_codes``, in O(n) per 16 bits of ``n_codes``.
-
-    Least-significant digit first: each pass is numpy's stable sort of 16-bit integers (a counting sort), so the
-    order of equal codes is the input order — the property the random ranks below rely on."""
-    order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
-    shift = 16
-    while (n_codes - 1) >> shift:
-        digit = ((codes[order] >> shift) & 0xFFFF).astype(np.uint16)
-        order = order[np.argsort(digit, kind="stable")]
-        shift += 16
-    return order
-
-
-def _ranks_below(codes: np.ndarray, n_codes: int, limit: int, rng: np.random.Generator) -> np.ndarray:
-    """For every element, whether its rank among the elements with the same code, in a uniformly random order, is
-    below ``limit``: a mask keeping a uniformly random ``min(limit, size)``-subset of every code's elements.
-
-    Codes with at most ``limit`` elements keep them all without drawing anything; the elements of the other codes
-    are put in a uniformly random order (one permutation) and stably sorted by code, which leaves the elements of each
-    code in that random order."""
-    sizes = np.bincount(codes, minlength=n_codes)
-    ok: np.ndarray = sizes[codes] <= limit
-    over = np.flatnonzero(~ok)
-    if over.size:
-        over = over[rng.permutation(over.size)]
-        sub = codes[over]
-        order = _radix_argsort(sub, n_codes)
-        # In the sorted order, the elements of one code are a run starting at the start of their code: rank = position
-        # minus that start (the runs' starts from the sizes, restricted to the codes present here).
-        sub_sorted = sub[order]
-        start = np.cumsum(sizes * (sizes > limit)) - sizes * (sizes > limit)
-        rank = np.arange(over.size) - start[sub_sorted]
-        ok[over[order]] = rank < limit
+def _lowest(run: np.ndarray, priority: np.ndarray, limit: int) -> np.ndarray:
+    """For elements sorted by ``run`` (non-decreasing integers), whether each is among the ``limit`` elements of its
+    run with the smallest ``priority`` (ties: the earlier element). A stable sort by (run, top 32 bits of the
+    priority), merge-sort fast as the runs are already in order."""
+    key = (run.astype(np.uint64) << np.uint64(32)) | (priority >> np.uint64(32))
+    order = np.argsort(key, kind="stable")
+    starts = run_starts(run)
+    first = np.flatnonzero(starts)
+    rank = np.arange(run.shape[0]) - first[np.cumsum(starts) - 1]  # rank within the run, in the sorted order
+    ok = np.empty(run.shape[0], dtype=bool)
+    ok[order] = rank < limit  # rank computed on the sorted order: the run boundaries are the same positions
     return ok
 
 
+@attrs.frozen(eq=False)
+class Bounded:
+    """The outcome of :func:`bound_contributions`.
+
+    Attributes
+    ----------
+    keep : ndarray of bool
+        Per row (input order): kept.
+    pair_person, pair_group : ndarray of intp
+        The person and group code of every kept (person, group) pair (each holds at least one kept row).
+    """
+
+    keep: np.ndarray
+    pair_person: np.ndarray
+    pair_group: np.ndarray
+
+    def people_per_group(self, n_groups: int) -> np.ndarray:
+        """Number of distinct people of every group 0 … ``n_groups`` − 1 after bounding (int64)."""
+        return np.bincount(self.pair_group, minlength=n_groups).astype(np.int64)
+
+
 def bound_contributions(
-    unit: np.ndarray, group: np.ndarray, max_groups: int, max_rows: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Mask of the rows kept so that every person touches at most ``max_groups`` groups with ``max_rows`` rows each.
+    unit: np.ndarray,
+    group: np.ndarray,
+    max_groups: int,
+    max_rows: int,
+    key: int,
+    unit_hash: np.ndarray,
+    group_hash: np.ndarray,
+) -> Bounded:
+    """Keep at most ``max_groups`` groups per person and ``max_rows`` rows per (person, group) pair.
 
     Parameters
     ----------
     unit, group : ndarray of int
-        Non-negative integer codes of the person and the group of each row (any numbering: e.g. from a
-        factorisation).
+        Non-negative integer codes of the person and the group of each row. The group codes must number the group
+        labels in sorted order (the release's own numbering); the person codes may be any numbering.
     max_groups, max_rows : int
         The public contribution limits.
-    rng : numpy.random.Generator
-        Source of the random orders: the kept subset is uniformly random among the allowed ones.
+    key : int
+        The release's random 64-bit key (drawn from its ``rng`` after the charge).
+    unit_hash, group_hash : ndarray of uint64
+        :func:`label_hashes` of the person and group labels, indexed by code.
 
     Returns
     -------
-    ndarray of bool
-        ``True`` for kept rows, in the input order.
+    Bounded
+        The kept rows and the kept (person, group) pairs.
 
     Notes
     -----
-    The rule, in two independent steps:
+    **The rule.** Pair (p, g) gets the priority π(p, g) = mix(K ⊕ mix(h(p) + mix(h(g)))), with h the labels' value
+    hashes and mix a 64-bit bijective mixer (splitmix64's finaliser); a person with more than G pairs keeps the G of
+    smallest priority (ties on its top 32 bits: the smaller group label). The j-th row of a pair (j counted in the
+    table's order of that person's own rows) gets ρ = mix(K′ ⊕ mix(π(p, g) + j)); a pair with more than R rows keeps
+    the R of smallest ρ (ties: the earlier row). People and pairs within the limits keep everything.
 
-    1. *Rows of a (person, group) pair.* A pair with at most ``max_rows`` rows keeps them all. The rows of the other
-       pairs are put in a uniformly random order (one permutation of those rows) and stably sorted by pair; each
-       such pair keeps its first ``max_rows`` rows.
-    2. *Pairs of a person.* A person with at most ``max_groups`` pairs keeps them all. The pairs of the other people
-       are put in a uniformly random order and stably sorted by person; each such person keeps their first
-       ``max_groups`` pairs. A row is kept if step 1 keeps it and step 2 keeps its pair.
+    **Privacy.** Fix the key K. Every priority of person p is a function of K, p's label, the labels of p's own
+    groups and the order of p's own rows, so the rows p keeps are a function of p's rows and K alone. Replacing
+    (or adding, or removing) one person x therefore leaves every other person's kept rows exactly as they were, for
+    every K: the bounded tables of neighbours are neighbours (they differ in x's kept rows, at most G groups with at
+    most R rows each), which is what every sensitivity of the group-by assumes. The coupling is deterministic given
+    K, so the argument needs nothing of the key's distribution; K is drawn at random only so that the kept subset
+    is a pseudo-random choice (uniform for a random mixer) rather than a fixed one a data holder could predict.
 
-    *Law.* A uniformly random permutation restricted to any fixed set of elements orders that set uniformly at
-    random, and a stable sort by code does not change the relative order of equal codes, so the rows of each
-    overflowing pair end up in a uniformly random order of their own; its first ``max_rows`` are a uniformly random
-    ``max_rows``-subset of the pair's rows. Likewise each overflowing person keeps a uniformly random
-    ``max_groups``-subset of their groups, drawn independently of step 1. Which elements enter a permutation (the
-    overflowing pairs and people) depends on the data, but the subset a given person keeps depends only on that
-    person's own rows and on the random order, never on another person's rows or on any value: other people's
-    elements only interleave in the permutation, whose restriction to this person's elements is uniform whatever
-    they are. After bounding, adding or removing one person changes at most ``max_groups`` groups by at most
-    ``max_rows`` rows each — the basis of every sensitivity of :func:`diffpriv_py.stats.groupby`.
-
-    *Cost.* Linear: a hash factorisation of the (person, group) pairs, ``bincount``s, and for the overflowing
-    elements only a permutation and a radix sort on 16-bit digits (no comparison sort of the table).
+    **Independence of layout.** The kept set is a function of the labels, each person's row order and K, so any
+    order of the people in the table and any partitioning of it by person gives the same set.
     """
     n = unit.shape[0]
+    empty = np.zeros(0, dtype=np.intp)
     if n == 0:
-        return np.zeros(0, dtype=bool)
+        return Bounded(np.zeros(0, dtype=bool), empty, empty)
+    k1 = mix64(np.array([key], dtype=np.uint64))
+    k2 = mix64(k1 ^ _GOLDEN)
     n_groups = int(group.max()) + 1
-    pair, n_pairs = factorize_codes(unit.astype(np.int64) * n_groups + group)
-    row_ok = _ranks_below(pair, n_pairs, max_rows, rng)
-    pair_unit = np.empty(n_pairs, dtype=np.intp)
-    pair_unit[pair] = unit  # the person of each pair (every row of a pair has the same person)
-    pair_ok = _ranks_below(pair_unit, int(unit.max()) + 1, max_groups, rng)
-    keep: np.ndarray = row_ok & pair_ok[pair]
-    return keep
+    composite = unit.astype(np.int64) * n_groups + group
+    order = np.argsort(composite, kind="stable")  # by person, then group label, then table order
+    sorted_key = composite[order]
+    starts = run_starts(sorted_key)
+    first = np.flatnonzero(starts)  # first sorted row of every pair
+    pair_of_row = np.cumsum(starts) - 1
+    size = np.diff(np.append(first, n))
+    pair_person = unit[order[first]].astype(np.intp)
+    pair_group = group[order[first]].astype(np.intp)
+    pair_priority = None
 
+    def priorities() -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return mix64(k1 ^ mix64(unit_hash[pair_person] + mix64(group_hash[pair_group])))
 
-def people_per_group(unit: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
-    """Number of distinct people of every group 0 … ``n_groups`` − 1 (int64), by hashing the (person, group) pairs
-    (no sort)."""
-    pairs = _hashed(unit.astype(np.int64) * n_groups + group)[1]
-    return np.bincount(pairs % n_groups, minlength=n_groups).astype(np.int64)
+    row_ok = np.ones(n, dtype=bool)  # in sorted order
+    over = size > max_rows
+    if over.any():
+        pair_priority = priorities()
+        rows = np.flatnonzero(over[pair_of_row])
+        pairs = pair_of_row[rows]
+        j = (rows - first[pairs]).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            rho = mix64(k2 ^ mix64(pair_priority[pairs] + j))
+        row_ok[rows] = _lowest(pairs, rho, max_rows)
+    pair_ok = np.ones(first.shape[0], dtype=bool)
+    person_starts = run_starts(pair_person)
+    person_first = np.flatnonzero(person_starts)
+    person_of_pair = np.cumsum(person_starts) - 1
+    n_pairs = np.diff(np.append(person_first, first.shape[0]))
+    crowded = n_pairs > max_groups
+    if crowded.any():
+        pair_priority = priorities() if pair_priority is None else pair_priority
+        chosen = np.flatnonzero(crowded[person_of_pair])
+        pair_ok[chosen] = _lowest(person_of_pair[chosen], pair_priority[chosen], max_groups)
+    keep = np.empty(n, dtype=bool)
+    keep[order] = row_ok & pair_ok[pair_of_row]
+    return Bounded(keep, pair_person[pair_ok], pair_group[pair_ok])

@@ -16,7 +16,7 @@ from group_audit import WithUnlisted  # noqa: E402
 import diffpriv_py as dp  # noqa: E402
 import diffpriv_py.pandas  # noqa: E402  (registers the accessor)
 from diffpriv_py import _contribution  # noqa: E402
-from diffpriv_py._contribution import bound_contributions  # noqa: E402
+from diffpriv_py._contribution import bound_contributions, label_hashes  # noqa: E402
 from diffpriv_py.stats._groupby import GroupBy  # noqa: E402
 from diffpriv_py.testing import audit  # noqa: E402
 
@@ -67,11 +67,23 @@ def test_public_keys_are_all_released_even_when_empty_and_other_groups_ignored(r
 # ---- contribution bounding (grey-box) ------------------------------------------------------------------------------
 
 
+def _bound(unit, group, max_groups, max_rows, gen) -> np.ndarray:
+    """The keep mask of one bounding with a key drawn from ``gen``; the codes are their own labels."""
+    key = int(gen.integers(0, 2**63))
+    hashes = label_hashes(np.arange(int(unit.max()) + 1)), label_hashes(np.arange(int(group.max()) + 1))
+    return bound_contributions(unit, group, max_groups, max_rows, key, *hashes).keep
+
+
+def _no_mixing(monkeypatch) -> None:
+    """Mutant: every priority is 0, so each person keeps their first groups and each pair its first rows."""
+    monkeypatch.setattr(_contribution, "mix64", lambda x: np.zeros_like(x))
+
+
 def test_contribution_bounding_caps_every_person_at_max_groups_and_max_rows(rng):
     """After bounding, each person has ≤ max_groups groups and ≤ max_rows rows per group; smaller ones keep all."""
     unit = rng.integers(0, 200, 5000)
     group = rng.integers(0, 12, 5000)
-    keep = bound_contributions(unit, group, 3, 2, rng)
+    keep = _bound(unit, group, 3, 2, rng)
     kept = pd.DataFrame({"u": unit[keep], "g": group[keep]})
     assert kept.groupby("u").g.nunique().max() <= 3
     assert kept.groupby(["u", "g"]).size().max() <= 2
@@ -85,17 +97,10 @@ def test_contribution_bounding_keeps_a_uniformly_random_subset():
     unit, group = np.zeros(8, dtype=np.int64), np.repeat(np.arange(4), 2)
     runs = 4000
     gen = np.random.default_rng(5)
-    chosen = np.array([group[bound_contributions(unit, group, 1, 2, gen)][0] for _ in range(runs)])
+    chosen = np.array([group[_bound(unit, group, 1, 2, gen)][0] for _ in range(runs)])
     counts = np.bincount(chosen, minlength=4)
     low, high = sps.binom.ppf(P_FALSE_ALARM, runs, 0.25), sps.binom.isf(P_FALSE_ALARM, runs, 0.25)
     assert np.all((counts >= low) & (counts <= high))
-
-
-class _FirstRows:
-    """Mutant randomness: every "random" order is the input order, so bounding keeps each person's first rows."""
-
-    def permutation(self, n: int) -> np.ndarray:
-        return np.arange(n)
 
 
 def _kept_subset_counts(gen, runs: int) -> tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], float]]:
@@ -112,7 +117,7 @@ def _kept_subset_counts(gen, runs: int) -> tuple[dict[tuple[int, ...], int], dic
     mine = np.argsort(mix)[:6]  # where person 0's rows went, in the order of own_group
     counts: dict[tuple[int, ...], int] = {}
     for _ in range(runs):
-        kept = tuple(np.flatnonzero(bound_contributions(unit, group, 2, 2, gen)[mine]))
+        kept = tuple(np.flatnonzero(_bound(unit, group, 2, 2, gen)[mine]))
         counts[kept] = counts.get(kept, 0) + 1
     law: dict[tuple[int, ...], float] = {(3, 4, 5): 1 / 3}
     for rows in ((0, 1), (0, 2), (1, 2)):
@@ -129,23 +134,24 @@ def _chi_square_p(counts: dict[tuple[int, ...], int], law: dict[tuple[int, ...],
 
 
 def test_each_persons_kept_subset_is_uniform_among_others_rows():
-    """The bounding rule's law: person 0's kept rows follow the exact uniform law (chi-square over the 7 possible
-    sets, 3000 draws, false alarm 10⁻⁷), whatever other people's rows interleave with theirs."""
+    """The bounding rule's law over its random key: person 0's kept rows follow the exact uniform law (chi-square
+    over the 7 possible sets, 3000 draws, false alarm 10⁻⁷), whatever other people's rows interleave with theirs."""
     counts, law = _kept_subset_counts(np.random.default_rng(3), 3000)
     assert _chi_square_p(counts, law) > P_FALSE_ALARM
 
 
-def test_the_uniformity_test_catches_a_rule_that_keeps_the_first_rows():
-    """The same test run on the mutant "keep each person's first rows" (orders not shuffled) rejects it."""
-    counts, law = _kept_subset_counts(_FirstRows(), 3000)
+def test_the_uniformity_test_catches_a_rule_that_keeps_the_first_rows(monkeypatch):
+    """The same test run on the mutant "keep each person's first groups and rows" rejects it."""
+    _no_mixing(monkeypatch)
+    counts, law = _kept_subset_counts(np.random.default_rng(3), 3000)
     assert _chi_square_p(counts, law) < P_FALSE_ALARM
 
 
 @pytest.mark.parametrize(("max_groups", "max_rows"), [(1, 1), (2, 3), (5, 2)])
 def test_per_person_limits_hold_exactly_on_adversarial_tables(rng, max_groups, max_rows):
     """One person with 10⁴ rows over 10⁴ groups, one with 10⁴ rows in one group, one with 3 rows in each of 50
-    groups, and 7·10⁴ people with one row each (codes beyond 2¹⁶: two radix passes): each heavy person keeps
-    exactly min(limits) — never more, never fewer — and every light person keeps their row."""
+    groups, and 7·10⁴ people with one row each, shuffled: each heavy person keeps exactly min(limits) — never more,
+    never fewer — and every light person keeps their row."""
     n_light = 70_000
     unit = np.concatenate([np.zeros(10_000), np.ones(10_000), np.full(150, 2), np.arange(3, 3 + n_light)])
     group = np.concatenate(
@@ -154,7 +160,7 @@ def test_per_person_limits_hold_exactly_on_adversarial_tables(rng, max_groups, m
     unit, group = unit.astype(np.int64), group.astype(np.int64)
     mix = rng.permutation(unit.size)
     unit, group = unit[mix], group[mix]
-    keep = bound_contributions(unit, group, max_groups, max_rows, rng)
+    keep = _bound(unit, group, max_groups, max_rows, rng)
     kept = pd.DataFrame({"u": unit[keep], "g": group[keep]})
     per_pair = kept.groupby(["u", "g"]).size()
     assert per_pair.max() <= max_rows
@@ -165,18 +171,66 @@ def test_per_person_limits_hold_exactly_on_adversarial_tables(rng, max_groups, m
     assert keep[unit >= 3].all()
 
 
-def test_heavy_pairs_beyond_two_radix_digits_keep_a_uniform_subset():
-    """7·10⁴ people with 3 rows in one group each (max_rows = 2, pair codes beyond 2¹⁶): exactly 2 rows each, and
-    which of the 3 rows is dropped is uniform (chi-square over the 3 positions, false alarm 10⁻⁷)."""
-    people = 70_000
+def _dropped_positions(people: int) -> np.ndarray:
+    """7·10⁴ people with 3 rows in one group each (max_rows = 2): how often each of the 3 positions is dropped."""
     unit = np.repeat(np.arange(people), 3)
-    keep = bound_contributions(unit, np.zeros_like(unit), 1, 2, np.random.default_rng(4))
-    per_person = keep.reshape(people, 3)
+    per_person = _bound(unit, np.zeros_like(unit), 1, 2, np.random.default_rng(4)).reshape(people, 3)
     assert (per_person.sum(axis=1) == 2).all()
-    dropped = np.bincount(np.argmin(per_person, axis=1), minlength=3)
-    assert sps.chisquare(dropped).pvalue > P_FALSE_ALARM
-    first = bound_contributions(unit, np.zeros_like(unit), 1, 2, _FirstRows()).reshape(people, 3)  # mutant
-    assert sps.chisquare(np.bincount(np.argmin(first, axis=1), minlength=3)).pvalue < P_FALSE_ALARM
+    return np.bincount(np.argmin(per_person, axis=1), minlength=3)
+
+
+def test_heavy_pairs_keep_a_uniform_subset(monkeypatch):
+    """Which of a pair's 3 rows is dropped is uniform over 7·10⁴ people and one key (chi-square, false alarm 10⁻⁷):
+    the priorities of different people are independent-looking; the mutant without mixing fails the same test."""
+    assert sps.chisquare(_dropped_positions(70_000)).pvalue > P_FALSE_ALARM
+    _no_mixing(monkeypatch)
+    assert sps.chisquare(_dropped_positions(70_000)).pvalue < P_FALSE_ALARM
+
+
+def _others_kept(unit, group, key, person) -> set[tuple[int, int, int]]:
+    """(person, group, occurrence within the pair) of every kept row of the people other than ``person``."""
+    keep = bound_contributions(unit, group, 2, 2, key, label_hashes(np.arange(10**6)), label_hashes(np.arange(50)))
+    frame = pd.DataFrame({"u": unit, "g": group})
+    frame["j"] = frame.groupby(["u", "g"]).cumcount()
+    kept = frame[keep.keep & (unit != person)]
+    return set(map(tuple, kept[["u", "g", "j"]].to_numpy().tolist()))
+
+
+@pytest.mark.parametrize("key", [0, 12345, 2**62 + 7])
+def test_for_every_key_replacing_one_person_leaves_everyone_elses_kept_rows(rng, key):
+    """The coupling the sensitivities rely on, for a fixed key (no randomness involved): person 7's rows replaced by
+    more rows, fewer rows, rows moved before or after everyone else's, or rows alone in fresh groups — every other
+    person keeps exactly the same rows. A rule drawing one random order over all rows (the previous rule) fails this
+    for a fixed seed whenever the replaced person's number of rows changes."""
+    unit = rng.integers(0, 40, 600)
+    group = rng.integers(0, 30, 600)
+    base = _others_kept(unit, group, key, 7)
+    others = unit != 7
+    for mine_g in (np.array([1, 1, 1, 2, 3, 4, 5]), np.array([1]), np.array([40, 41, 42, 43]), np.arange(30)):
+        mine_u = np.full(mine_g.size, 7)
+        for front in (True, False):
+            parts_u = [mine_u, unit[others]] if front else [unit[others], mine_u]
+            parts_g = [mine_g, group[others]] if front else [group[others], mine_g]
+            assert _others_kept(np.concatenate(parts_u), np.concatenate(parts_g), key, 7) == base
+
+
+def test_the_kept_set_does_not_depend_on_how_people_are_ordered_or_split(rng):
+    """Any order of the people (each person's own rows in their order) and any split of the people into parts
+    give the same kept rows: what a partitioned (dask) run relies on."""
+    unit = np.repeat(np.arange(300), rng.integers(1, 9, 300))
+    group = rng.integers(0, 20, unit.size)
+    key = 99
+    hashes = label_hashes(np.arange(300)), label_hashes(np.arange(20))
+    whole = bound_contributions(unit, group, 2, 2, key, *hashes).keep
+    people = rng.permutation(300)
+    order = np.concatenate([np.flatnonzero(unit == p) for p in people])  # people reordered, rows kept in order
+    reordered = bound_contributions(unit[order], group[order], 2, 2, key, *hashes).keep
+    assert np.array_equal(reordered, whole[order])
+    part = np.isin(unit, people[:150])
+    split = np.empty(unit.size, dtype=bool)
+    for mask in (part, ~part):
+        split[mask] = bound_contributions(unit[mask], group[mask], 2, 2, key, *hashes).keep
+    assert np.array_equal(split, whole)
 
 
 @pytest.mark.parametrize("width", [1, 3, 4, 7, 12])
@@ -190,12 +244,6 @@ def test_string_labels_factorise_as_np_unique(rng, width):
     uniques, codes = _factorize(labels)
     expected, inverse = np.unique(labels, return_inverse=True)
     assert np.array_equal(uniques, expected) and np.array_equal(codes, inverse)
-
-
-def test_radix_argsort_is_numpys_stable_argsort(rng):
-    for n_codes in (3, 2**16, 2**16 + 1, 2**33):
-        codes = rng.integers(0, n_codes, 5000)
-        assert np.array_equal(_contribution._radix_argsort(codes, n_codes), np.argsort(codes, kind="stable"))
 
 
 def test_a_person_with_many_rows_moves_a_count_by_at_most_max_rows(rng):
@@ -263,10 +311,10 @@ def _spy_on_bounding(monkeypatch) -> list[np.ndarray]:
     masks: list[np.ndarray] = []
     real = _contribution.bound_contributions
 
-    def spy(unit, group, max_groups, max_rows, rng):
-        keep = real(unit, group, max_groups, max_rows, rng)
-        masks.append(keep)
-        return keep
+    def spy(*args):
+        bounded = real(*args)
+        masks.append(bounded.keep)
+        return bounded
 
     monkeypatch.setattr("diffpriv_py.stats._groupby.bound_contributions", spy)
     return masks
@@ -582,8 +630,10 @@ def test_audit_does_not_refute_a_person_with_many_rows_and_catches_missing_bound
     mech = _Flattened(inner=GroupBy(max_groups=2, max_rows=3, keys=("a", "b")), labels=("a", "b"))
     params = dp.Eps(1.0)
     assert audit(mech, d1, d2, params, n=2000, rng=2).passed
-    monkeypatch.setattr(_contribution, "bound_contributions", lambda u, g, mg, mr, rng: np.ones(u.size, bool))
-    monkeypatch.setattr("diffpriv_py.stats._groupby.bound_contributions", _contribution.bound_contributions)
+    real = _contribution.bound_contributions
+    monkeypatch.setattr(  # mutant: no bounding (limits beyond every person's rows)
+        "diffpriv_py.stats._groupby.bound_contributions", lambda u, g, mg, mr, *rest: real(u, g, 10**9, 10**9, *rest)
+    )
     assert not audit(mech, d1, d2, params, n=2000, rng=2).passed
 
 

@@ -153,10 +153,10 @@ def test_a_person_with_many_labels_releases_only_kept_groups_at_rate_p(monkeypat
     masks: list[np.ndarray] = []
     real = _contribution.bound_contributions
 
-    def spy(u, grp, mg, mr, rng):
-        keep = real(u, grp, mg, mr, rng)
-        masks.append(keep)
-        return keep
+    def spy(*args):
+        bounded = real(*args)
+        masks.append(bounded.keep)
+        return bounded
 
     monkeypatch.setattr("diffpriv_py.stats._groupby.bound_contributions", spy)
     params = dp.Del(1.0, 1e-3)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._arguments import quantile_levels as _quantile_levels
 from .._blockwise import is_out_of_core, map_reduce
-from .._contribution import bound_contributions, people_per_group
+from .._contribution import bound_contributions, label_hashes
 from .._datasets import as_array
 from .._extras import require
 from .._fixed_point import (
@@ -664,7 +664,7 @@ class GroupBy(ComposedMech):
         out_of_core = any(is_out_of_core(c) for c in [by, *columns, unit] if c is not None)
         # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
         # charge; the types and dtypes are public metadata and are checked here.
-        by = _group_labels(by, owner) if not out_of_core else _lazy_column(by, "by", owner)
+        by = _group_labels(by, owner) if not is_out_of_core(by) else _lazy_column(by, "by", owner)
         if self.keys is not None:
             _check_keys_type(self.keys, _label_kind(by.dtype), owner)
         n = None if out_of_core else by.shape[0]
@@ -736,6 +736,8 @@ class GroupBy(ComposedMech):
         unit_all = None if unit is None else _factorize(unit, sort=False)  # only the people's number and codes
         n_people = by.shape[0] if unit_all is None else int(unit_all[0].size)
         unit = None if unit_all is None else unit_all[1]
+        # The bounding's key: the first draw after the charge (see bound_contributions).
+        key = None if unit is None else int(rng.integers(0, 2**63, dtype=np.int64))
         rows_at = np.arange(codes.shape[0])  # original row of each surviving row (values are read by it)
         if self.keys is not None:
             # Rows of groups outside the public keys are dropped before bounding: per row, by its label and the
@@ -756,22 +758,25 @@ class GroupBy(ComposedMech):
         else:
             by_codes = codes
         n_groups = labels.size
-        if unit is not None:
-            unit_codes = unit
-            keep = bound_contributions(unit_codes, by_codes, self.max_groups, self.max_rows, rng)
-            by_codes, unit_codes = by_codes[keep], unit_codes[keep]
-            rows_at = rows_at[keep]
-        else:
-            unit_codes = None
+        if unit is not None and unit_all is not None and key is not None:
+            bounded = bound_contributions(
+                unit,
+                by_codes,
+                self.max_groups,
+                self.max_rows,
+                key,
+                label_hashes(unit_all[0]),
+                label_hashes(labels) if getattr(by, "hashes", None) is None else by.hashes[labels],
+            )
+            by_codes, rows_at = by_codes[bounded.keep], rows_at[bounded.keep]
+            pair_person, pair_group = bounded.pair_person, bounded.pair_group
+        else:  # every row is a person, in one group
+            pair_person, pair_group = np.arange(by_codes.shape[0]), by_codes
         if select is not None and self.selection_policy(select) == "weighted_gaussian":
             union = WeightedGaussian.of(select, self.max_groups, self.people_bound(n_people), self.neighbouring)
-            people = np.arange(by_codes.shape[0]) if unit_codes is None else unit_codes
-            released = union.release(people, by_codes, n_groups, rng)
+            released = union.release(pair_person, pair_group, n_groups, rng)
         elif select is not None:
-            if unit_codes is None:
-                people = _group_sums(by_codes, None, n_groups).astype(np.int64)
-            else:
-                people = people_per_group(unit_codes, by_codes, n_groups)
+            people = np.bincount(pair_group, minlength=n_groups).astype(np.int64)
             # The candidates are the groups that still hold a person (hence a kept row: max_rows ≥ 1) after
             # bounding, never the raw labels: a label whose rows were all dropped by the bounding exists in one
             # neighbour only, and noising it would release it at the rate of its noise alone, without the union bound
@@ -1079,13 +1084,16 @@ def _add_block_sums(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return total
 
 
-def _factorize(labels: np.ndarray, *, sort: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def _factorize(labels: np.ndarray | _Coded, *, sort: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(distinct labels, code of each row): with ``sort``, the labels sorted as by
     ``np.unique(..., return_inverse=True)``, else in order of first appearance.
 
     pandas' hash-based factorisation (one linear pass, several times faster than a sort on strings); with ``sort``
     only the distinct labels are sorted and the codes renumbered by one lookup in that small table, never the rows.
     """
+    if isinstance(labels, _Coded):  # the distinct labels factorised (equal ones merged), the rows' codes mapped
+        uniques, inverse = _factorize(labels.uniques, sort=sort)
+        return uniques, inverse[labels.codes]
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is needed for the DataFrame result anyway
@@ -1170,7 +1178,45 @@ def _label_kind(dtype: Any) -> str:
     return "f" if _numeric_labels(dtype) else "U"
 
 
-def _group_labels(value: Any, owner: str) -> np.ndarray:
+@attrs.frozen(eq=False)
+class _Coded:
+    """A label column as codes into its distinct labels, factorised once (by hashing the pandas column itself), so
+    the label rules are applied to the distinct labels only and no Python object is made per row.
+
+    ``hashes`` (several grouping columns) are the bounding's label hashes of the distinct labels, when these are
+    integer stand-ins for tuples of labels (see :mod:`._multikey`); otherwise the labels hash by value."""
+
+    codes: np.ndarray
+    uniques: np.ndarray
+    hashes: np.ndarray | None = None
+
+    @property
+    def dtype(self) -> Any:
+        return self.uniques.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.codes.shape
+
+    def append(self, labels: Any) -> _Coded:
+        """These rows followed by rows holding ``labels`` (e.g. public keys riding along), as one coded column."""
+        extra = np.asarray(labels, dtype=self.uniques.dtype)
+        codes = np.concatenate([self.codes, self.uniques.shape[0] + np.arange(extra.shape[0])])
+        return _Coded(codes, np.concatenate([self.uniques, extra]))
+
+
+def _coded(value: Any, name: str, owner: str, n: int | None, convert: Callable[[Any], np.ndarray]) -> _Coded:
+    """A pandas column (extension dtype) factorised by pandas (a missing label is one label), ``convert`` applied to
+    its distinct labels."""
+    import pandas as pd
+
+    refuse_masked(value, name, owner=owner)
+    _check_length(len(value), name, owner, n)
+    codes, uniques = pd.factorize(value, use_na_sentinel=False)
+    return _Coded(np.asarray(codes, dtype=np.intp), convert(uniques))
+
+
+def _group_labels(value: Any, owner: str) -> np.ndarray | _Coded:
     """The ``by`` column as labels whose type is fixed by the column's dtype, never by its values.
 
     For a pandas extension dtype, ``to_numpy()`` picks its numpy dtype from the values: a nullable ``Int64`` column
@@ -1180,7 +1226,10 @@ def _group_labels(value: Any, owner: str) -> np.ndarray:
     always read as float64 (a missing label is the group NaN), and the others (strings, …) as strings (a missing
     label is the group ``"nan"`` or ``"<NA>"``); a categorical is read from its categories, numeric or not.
     (Integers beyond 2⁵³ are rounded by float64; merging labels is a per-row, public map, so still private.)
+    Extension columns come back coded (:class:`_Coded`): the same labels, converted once per distinct label.
     """
+    if isinstance(value, _Coded):
+        return value
     dtype: Any = getattr(value, "dtype", None)
     if hasattr(dtype, "categories"):
         # The categories (as float64 or strings), then NaN or "nan" for a missing label (code −1): converting the
@@ -1188,13 +1237,14 @@ def _group_labels(value: Any, owner: str) -> np.ndarray:
         if _numeric_labels(dtype):
             names = np.append(np.asarray(dtype.categories, dtype=np.float64), np.nan)
         else:
-            names = np.asarray([str(c) for c in dtype.categories] + ["nan"], dtype=object)
-        value = names[np.asarray(getattr(value, "cat", value).codes)]  # a Series' or a Categorical's codes
-    elif hasattr(value, "to_numpy") and dtype is not None and not isinstance(dtype, np.dtype):
+            names = np.asarray([str(c) for c in dtype.categories] + ["nan"])
+        codes = np.asarray(getattr(value, "cat", value).codes, dtype=np.intp)  # a Series' or a Categorical's codes
+        _check_length(codes.shape[0], "by", owner, None)
+        return _Coded(np.where(codes < 0, names.shape[0] - 1, codes), names)
+    if hasattr(value, "to_numpy") and dtype is not None and not isinstance(dtype, np.dtype):
         if _numeric_labels(dtype):
-            value = value.to_numpy(dtype=np.float64, na_value=np.nan)
-        else:
-            value = value.to_numpy(dtype=object)
+            return _coded(value, "by", owner, None, lambda u: u.to_numpy(dtype=np.float64, na_value=np.nan))
+        return _coded(value, "by", owner, None, lambda u: u.to_numpy(dtype=object).astype(str))
     return _labels(value, "by", owner)
 
 
@@ -1212,11 +1262,19 @@ def _check_keys_type(keys: tuple[Any, ...], label_kind: str, owner: str) -> None
         )
 
 
-def _labels(value: Any, name: str, owner: str, *, n: int | None = None) -> np.ndarray:
+def _labels(value: Any, name: str, owner: str, *, n: int | None = None) -> np.ndarray | _Coded:
     """A label column (groups, people) as a sortable array: object columns (strings, pandas categoricals with
-    missing values) become strings, so a missing label is the group ``"nan"``."""
-    arr = _column(value, name, owner, n=n)
-    return arr.astype(str) if arr.dtype.kind == "O" else arr
+    missing values) become strings, so a missing label is the group ``"nan"``. A pandas extension column comes back
+    coded (:class:`_Coded`, the same labels)."""
+
+    def sortable(values: Any) -> np.ndarray:
+        arr: np.ndarray = np.asarray(values)
+        return arr.astype(str) if arr.dtype.kind == "O" else arr
+
+    dtype = getattr(value, "dtype", None)
+    if hasattr(value, "to_numpy") and dtype is not None and not isinstance(dtype, np.dtype) and value.ndim == 1:
+        return _coded(value, name, owner, n, lambda u: sortable(u.to_numpy()))
+    return sortable(_column(value, name, owner, n=n))
 
 
 def _column(value: Any, name: str, owner: str, *, n: int | None = None) -> np.ndarray:
@@ -1227,14 +1285,18 @@ def _column(value: Any, name: str, owner: str, *, n: int | None = None) -> np.nd
         arr = as_array(value, name, owner=owner)
     if arr.ndim != 1:
         raise ValueError(f"The '{name}' of {owner} must be a 1-D column (one entry per row); got shape {arr.shape}.")
-    if n is None and arr.shape[0] == 0:
+    _check_length(arr.shape[0], name, owner, n)
+    return arr
+
+
+def _check_length(length: int, name: str, owner: str, n: int | None) -> None:
+    if n is None and length == 0:
         raise ValueError(f"{owner} needs at least one row; got an empty '{name}' column.")
-    if n is not None and arr.shape[0] != n:
+    if n is not None and length != n:
         raise ValueError(
-            f"The '{name}' of {owner} must have one entry per row of 'by' ({n}); got {arr.shape[0]}. Pass columns of "
+            f"The '{name}' of {owner} must have one entry per row of 'by' ({n}); got {length}. Pass columns of "
             "the same table."
         )
-    return arr
 
 
 def groupby(
@@ -1410,7 +1472,7 @@ def groupby(
     composite = None
     if several:  # a public relabelling: each row's tuple of labels becomes one integer label (see _multikey)
         composite = CompositeLabels.of(by, keys, owner)
-        by = composite.codes
+        by = composite.coded
         if keys is not None:
             mech = attrs.evolve(mech, keys=composite.keys)
     response = mech.release_response(privacy_params, (by, values, privacy_unit), rng=rng, accountant=accountant)

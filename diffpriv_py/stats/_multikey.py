@@ -15,7 +15,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ._groupby import _check_keys_type, _factorize, _group_labels, _label_kind, _materialise
+from .._contribution import label_hashes, mix64
+from ._groupby import _check_keys_type, _Coded, _factorize, _group_labels, _label_kind, _materialise
 
 __all__ = ["CompositeLabels", "is_several_columns"]
 
@@ -58,7 +59,9 @@ class CompositeLabels:
             labels
             if key_levels is None
             else [
-                np.concatenate([column, np.asarray(level, dtype=column.dtype)])
+                column.append(level)
+                if isinstance(column, _Coded)
+                else np.concatenate([column, np.asarray(level, dtype=column.dtype)])
                 for column, level in zip(labels, key_levels, strict=True)
             ]
         )
@@ -72,6 +75,17 @@ class CompositeLabels:
         names = tuple(getattr(c, "name", None) for c in columns)
         key_codes = None if key_levels is None else tuple(int(c) for c in combined[n:])
         return cls(combined[:n], key_codes, tuple(levels), tuple(level_codes), names)
+
+    @property
+    def coded(self) -> _Coded:
+        """The rows' integer labels as a coded column that hashes each integer as its tuple of labels (the bounding
+        hashes labels by value; the integers depend on which tuples the data hold, the tuples do not), so one
+        column in a list keeps the one-column release's bits."""
+        hashes = label_hashes(self.levels[0])[self.level_codes[0]]
+        with np.errstate(over="ignore"):
+            for level, lc in zip(self.levels[1:], self.level_codes[1:], strict=True):
+                hashes = mix64(hashes * np.uint64(0x9E3779B97F4A7C15) + label_hashes(level)[lc])
+        return _Coded(self.codes, np.arange(self.level_codes[0].shape[0]), hashes)
 
     def index(self, released: Any, names: Sequence[Any] | None = None) -> Any:
         """The pandas MultiIndex of the released integer labels; each level's dtype follows its column's dtype."""

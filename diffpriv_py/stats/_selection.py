@@ -16,7 +16,6 @@ import attrs
 import numpy as np
 from scipy.special import ndtri
 
-from .._contribution import _hashed
 from .._fixed_point import rounding_allowance
 from ..events import Relation
 from ..mechanisms.gaussian import analytic_gaussian_sigma
@@ -61,15 +60,14 @@ class WeightedGaussian:
         """
         return _plan(select.epsilon, select.delta, max_groups, n_people, relation)
 
-    def release(self, unit: np.ndarray, group: np.ndarray, n_groups: int, rng: np.random.Generator) -> np.ndarray:
-        """The released groups (ascending codes) among those holding a kept row, from the kept rows' person and
-        group codes; vectorised (one hash of the (person, group) pairs, two bincounts, one noise batch)."""
+    def release(
+        self, pair_person: np.ndarray, pair_group: np.ndarray, n_groups: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """The released groups (ascending codes) among those holding a kept row, from the kept (person, group) pairs
+        (each listed once); vectorised (two bincounts and one noise batch)."""
         from ._groupby import _group_sums  # the one exact per-group sum (that module imports this one)
 
-        pairs = _hashed(unit.astype(np.int64) * n_groups + group)[1]
-        person, pair_group = np.divmod(pairs, n_groups)
-        owner = _hashed(person)[0]
-        t = np.bincount(owner)[owner]  # the number of groups each pair's person kept, 1 … G
+        t = np.bincount(pair_person)[pair_person]  # the number of groups each pair's person kept, 1 … G
         k = weight_units(self.max_groups)[t].astype(np.float64)
         total = _group_sums(pair_group, k, n_groups)  # exact Python ints (k ≤ 2ᴮ)
         candidates = np.flatnonzero(np.bincount(pair_group, minlength=n_groups) > 0)
