@@ -79,17 +79,25 @@ def factorize_codes(key: np.ndarray) -> tuple[np.ndarray, int]:
     return codes.astype(np.intp, copy=False), int(uniques.shape[0])
 
 
+def _runs(sorted_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first position, length) of every run of equal values of a sorted array."""
+    first = np.flatnonzero(run_starts(sorted_key))
+    return first, np.diff(np.append(first, sorted_key.shape[0]))
+
+
+def _rank_in_run(first: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """0, 1, … within every run (runs given by their first position and length, covering the whole array)."""
+    return np.arange(int(size.sum())) - np.repeat(first, size)
+
+
 def _lowest(run: np.ndarray, priority: np.ndarray, limit: int) -> np.ndarray:
     """For elements sorted by ``run`` (non-decreasing integers), whether each is among the ``limit`` elements of its
     run with the smallest ``priority`` (ties: the earlier element). A stable sort by (run, top 32 bits of the
     priority), merge-sort fast as the runs are already in order."""
     key = (run.astype(np.uint64) << np.uint64(32)) | (priority >> np.uint64(32))
     order = np.argsort(key, kind="stable")
-    starts = run_starts(run)
-    first = np.flatnonzero(starts)
-    rank = np.arange(run.shape[0]) - first[np.cumsum(starts) - 1]  # rank within the run, in the sorted order
     ok = np.empty(run.shape[0], dtype=bool)
-    ok[order] = rank < limit  # rank computed on the sorted order: the run boundaries are the same positions
+    ok[order] = _rank_in_run(*_runs(run)) < limit  # the sort keeps every run at its positions
     return ok
 
 
@@ -170,39 +178,33 @@ def bound_contributions(
     n_groups = int(group.max()) + 1
     composite = unit.astype(np.int64) * n_groups + group
     order = np.argsort(composite, kind="stable")  # by person, then group label, then table order
-    sorted_key = composite[order]
-    starts = run_starts(sorted_key)
-    first = np.flatnonzero(starts)  # first sorted row of every pair
-    pair_of_row = np.cumsum(starts) - 1
-    size = np.diff(np.append(first, n))
+    first, size = _runs(composite[order])  # the pairs: first sorted row and number of rows
     pair_person = unit[order[first]].astype(np.intp)
     pair_group = group[order[first]].astype(np.intp)
-    pair_priority = None
+    group_mix = mix64(group_hash)  # per group label, not per row
 
-    def priorities() -> np.ndarray:
+    def priorities(pairs: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore"):
-            return mix64(k1 ^ mix64(unit_hash[pair_person] + mix64(group_hash[pair_group])))
+            return mix64(k1 ^ mix64(unit_hash[pair_person[pairs]] + group_mix[pair_group[pairs]]))
 
-    row_ok = np.ones(n, dtype=bool)  # in sorted order
-    over = size > max_rows
-    if over.any():
-        pair_priority = priorities()
-        rows = np.flatnonzero(over[pair_of_row])
-        pairs = pair_of_row[rows]
+    keep_sorted = np.ones(n, dtype=bool)
+    over = np.flatnonzero(size > max_rows)
+    if over.size:  # the rows of the pairs over max_rows: keep each pair's max_rows of smallest ρ
+        rows = np.repeat(first[over], size[over]) + _rank_in_run(np.cumsum(size[over]) - size[over], size[over])
+        pairs = np.repeat(over, size[over])
         j = (rows - first[pairs]).astype(np.uint64)
         with np.errstate(over="ignore"):
-            rho = mix64(k2 ^ mix64(pair_priority[pairs] + j))
-        row_ok[rows] = _lowest(pairs, rho, max_rows)
+            rho = mix64(k2 ^ mix64(np.repeat(priorities(over), size[over]) + j))
+        keep_sorted[rows] = _lowest(pairs, rho, max_rows)
     pair_ok = np.ones(first.shape[0], dtype=bool)
-    person_starts = run_starts(pair_person)
-    person_first = np.flatnonzero(person_starts)
-    person_of_pair = np.cumsum(person_starts) - 1
-    n_pairs = np.diff(np.append(person_first, first.shape[0]))
-    crowded = n_pairs > max_groups
-    if crowded.any():
-        pair_priority = priorities() if pair_priority is None else pair_priority
-        chosen = np.flatnonzero(crowded[person_of_pair])
-        pair_ok[chosen] = _lowest(person_of_pair[chosen], pair_priority[chosen], max_groups)
+    person_first, n_pairs = _runs(pair_person)
+    crowded = np.flatnonzero(n_pairs > max_groups)
+    if crowded.size:  # the pairs of the people over max_groups: keep each person's max_groups of smallest π
+        chosen = np.repeat(person_first[crowded], n_pairs[crowded]) + _rank_in_run(
+            np.cumsum(n_pairs[crowded]) - n_pairs[crowded], n_pairs[crowded]
+        )
+        pair_ok[chosen] = _lowest(np.repeat(crowded, n_pairs[crowded]), priorities(chosen), max_groups)
+        keep_sorted &= np.repeat(pair_ok, size)
     keep = np.empty(n, dtype=bool)
-    keep[order] = row_ok & pair_ok[pair_of_row]
+    keep[order] = keep_sorted
     return Bounded(keep, pair_person[pair_ok], pair_group[pair_ok])
