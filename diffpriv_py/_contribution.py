@@ -137,7 +137,8 @@ def bound_contributions(
     ----------
     unit, group : ndarray of int
         Non-negative integer codes of the person and the group of each row. The group codes must number the group
-        labels in sorted order (the release's own numbering); the person codes may be any numbering.
+        labels in an order fixed by the labels themselves (sorted, or the public keys' order: it breaks ties between
+        equal priorities); the person codes may be any numbering.
     max_groups, max_rows : int
         The public contribution limits.
     key : int

@@ -200,7 +200,8 @@ class GroupBy(ComposedMech):
         privately among those that hold a person after bounding.
     max_groups, max_rows : int, default 1
         Public limits: each person contributes to at most ``max_groups`` groups with at most ``max_rows`` rows each
-        (more are dropped by a uniformly random, data-independent choice). Must be 1 without an identifier.
+        (more are dropped by a pseudo-random choice keyed by one random draw, never by the values; see
+        :func:`~diffpriv_py._contribution.bound_contributions`). Must be 1 without an identifier.
     noise : {"laplace", "gaussian"}, default "laplace"
         Noise of the aggregates (Laplace-type: discrete Laplace for counts; Gaussian needs ``Del``).
     alpha : float, default 0.05
@@ -272,9 +273,9 @@ class GroupBy(ComposedMech):
     integer with P(|K| > h) ≤ 2δ₀ and δ₀ = δ_s/((1 + e^{ε_s})·G). The released groups are listed in sorted label
     order, a function of the released set alone.
 
-    Proof. Let D hold person x where D′ holds person y. Bounding draws each person's kept groups and rows from
-    their own rows only, so the others' kept rows have the same law in D and D′; fix them, and x's and y's kept
-    rows: the bound below holds for every such realisation, hence for the mixture. After bounding x is in at most
+    Proof. Let D hold person x where D′ holds person y. Bounding keeps each person's groups and rows as a function of
+    their own rows and the key alone, so for every key the others' kept rows are the same in D and D′; fix the key,
+    and with it x's and y's kept rows: the bound below holds for every key, hence for the mixture. After bounding x is in at most
     G groups, so at most G candidates of D are not candidates of D′ — the groups where x is alone, N_g = 1 —
     however many labels x has in the raw data (those the bounding emptied are not candidates); likewise at most G
     for y. On the common candidates A the people counts differ by at most 1 in at most 2G groups, so their noisy
@@ -1360,7 +1361,8 @@ def groupby(
         The person behind each row. ``None``: every row is a different person.
     max_groups, max_rows : int, default 1
         Public per-person limits: at most ``max_groups`` groups and ``max_rows`` rows per group are kept per person
-        (a uniformly random choice from ``rng``). Larger limits keep more data but add proportionally more noise.
+        (a pseudo-random choice keyed by one draw from ``rng``, the same for every other person whoever is replaced).
+        Larger limits keep more data but add proportionally more noise.
     mechanism : {"laplace", "gaussian"}, default "laplace"
         Noise of the aggregates (integer-valued for counts with Laplace).
     selection : {"auto", "threshold", "weighted_gaussian"}, default "auto"
