@@ -275,11 +275,11 @@ class GroupBy(ComposedMech):
 
     Proof. Let D hold person x where D′ holds person y. Bounding keeps each person's groups and rows as a function of
     their own rows and the key alone, so for every key the others' kept rows are the same in D and D′; fix the key,
-    and with it x's and y's kept rows: the bound below holds for every key, hence for the mixture. After bounding x is in at most
-    G groups, so at most G candidates of D are not candidates of D′ — the groups where x is alone, N_g = 1 —
-    however many labels x has in the raw data (those the bounding emptied are not candidates); likewise at most G
-    for y. On the common candidates A the people counts differ by at most 1 in at most 2G groups, so their noisy
-    comparisons, M_A, are ε_s-DP. A candidate of one side only is released with probability
+    and with it x's and y's kept rows: the bound below holds for every key, hence for the mixture. After bounding x
+    is in at most G groups, so at most G candidates of D are not candidates of D′ — the groups where x is alone,
+    N_g = 1 — however many labels x has in the raw data (those the bounding emptied are not candidates); likewise
+    at most G for y. On the common candidates A the people counts differ by at most 1 in at most 2G groups, so their
+    noisy comparisons, M_A, are ε_s-DP. A candidate of one side only is released with probability
     P(1 + K ≥ τ) = P(K > h) ≤ δ₀ (K is symmetric), so by the union bound over the ≤ G of them none is released
     except on an event of probability ≤ G·δ₀. The noises are independent per group, hence for every set S of
     outputs P[M(D) ∈ S] ≤ G·δ₀ + P[M_A(D) ∈ S] ≤ G·δ₀ + e^{ε_s}·P[M_A(D′) ∈ S] ≤ G·δ₀ + e^{ε_s}·(P[M(D′) ∈ S] +
