@@ -81,10 +81,10 @@ class SearchPlan:
         Sample sizes of the explore and confirm audits.
     """
 
-    screened: int
-    explored: int
-    n_explore: int
-    n_confirm: int
+    screened: int = attrs.field(converter=lambda v: check_int(v, "screened", minimum=0, owner="SearchPlan"))
+    explored: int = attrs.field(converter=lambda v: check_int(v, "explored", minimum=0, owner="SearchPlan"))
+    n_explore: int = attrs.field(converter=lambda v: check_int(v, "n_explore", minimum=1, owner="SearchPlan"))
+    n_confirm: int = attrs.field(converter=lambda v: check_int(v, "n_confirm", minimum=1, owner="SearchPlan"))
 
 
 @attrs.frozen
