@@ -217,8 +217,9 @@ def peer_cell(result: dict[str, Any], floor: float) -> tuple[str, str]:
     if result.get("skipped"):
         return f"not run: {result['skipped']}", "–"
     t = statistics.median(result["times"])
+    plan = f"; plan {statistics.median(result['plan']):.2f}" if result.get("plan") else ""
     runs = f", {len(result['times'])} runs" if len(result["times"]) > 1 else ""
-    return f"{t:.2f} ({t / floor:.0f}×{runs})", "/".join(str(r) for r in result["released"])
+    return f"{t:.2f} ({t / floor:.0f}×{runs}{plan})", "/".join(str(r) for r in result["released"])
 
 
 def peers_table(peer_python: str, repeats: int, timeout: float, pipelinedp_max_n: int, quick: bool) -> None:
@@ -264,6 +265,7 @@ def peers_table(peer_python: str, repeats: int, timeout: float, pipelinedp_max_n
         return t_pandas, t_ours, released[1:]
 
     versions: dict[str, str] = {}
+    summaries: list[str] = []
     cases = ((100_000, 100), (100_000, 10_000)) if quick else PEER_CASES
     for n, n_groups in cases:
         rounds = repeats if n <= 1_000_000 else max(1, repeats // 2)
@@ -271,6 +273,11 @@ def peers_table(peer_python: str, repeats: int, timeout: float, pipelinedp_max_n
         loads.append(os.getloadavg()[0])
         case = (n, n_groups, 2, 2, peer_eps, peer_delta)
         odp = run_peer(peer_python, "opendp", case, rounds, timeout)
+        if odp.get("summary"):
+            parts = [f"{s['column']} {s['aggregate']} scale {s['scale']:.4g}"
+                     + (f" threshold {s['threshold']}" if s["threshold"] is not None else "")
+                     for s in odp["summary"]]  # fmt: skip
+            summaries.append(f"{n:.0e} rows, {n_groups:,} groups: " + ", ".join(parts))
         if n <= pipelinedp_max_n:
             pdp = run_peer(peer_python, "pipelinedp", case, 1, timeout)
         else:
@@ -288,6 +295,7 @@ def peers_table(peer_python: str, repeats: int, timeout: float, pipelinedp_max_n
           "| PipelineDP |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+    print("\nOpenDP's plan (`summarize`): " + "; ".join(summaries))
     selection = []
     n, n_groups = (100_000 if quick else 1_000_000), 10_000
     for g in SELECTION_MAX_GROUPS:

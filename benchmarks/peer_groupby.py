@@ -57,7 +57,9 @@ def table(n: int, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def opendp_release(columns: tuple[np.ndarray, ...], n_groups: int, g: int, m: int, eps: float, delta: float) -> Any:
-    """Version and a function making one OpenDP release (returns the number of released groups)."""
+    """Version, a function making one OpenDP release (returns the number of released groups), a dict of details
+    (the planning time of each release; after ``summarize()``, OpenDP's noise scales and threshold) and
+    ``summarize``."""
     import warnings
 
     import opendp.prelude as dp  # type: ignore[import-not-found]
@@ -68,7 +70,11 @@ def opendp_release(columns: tuple[np.ndarray, ...], n_groups: int, g: int, m: in
     pid, city, x = columns
     frame = pl.DataFrame({"pid": pid, "city": city, "x": x})
 
+    details: dict[str, Any] = {"plan": []}
+    queries: list[Any] = []
+
     def release() -> int:
+        start = time.process_time()
         cut = frame.lazy().filter(pl.struct("pid", "city").hash(20261128).rank("dense").over("pid") <= g)
         context = dp.Context.compositor(
             data=cut,
@@ -84,15 +90,23 @@ def opendp_release(columns: tuple[np.ndarray, ...], n_groups: int, g: int, m: in
             .group_by("city")
             .agg(dp.len(), pl.col("x").fill_null(50.0).dp.mean((0.0, 100.0)))
         )
-        return int(query.release().collect().height)
+        plan = query.release()  # OpenDP's plan: the noise scale and threshold by binary search; no data read
+        details["plan"].append(time.process_time() - start)
+        queries[:] = [query]
+        return int(plan.collect().height)
+
+    def summarize() -> None:  # OpenDP's noise scales and threshold (untimed, after the releases)
+        rows = queries[0].summarize(alpha=0.05).to_dicts()
+        details["summary"] = [{k: row[k] for k in ("column", "aggregate", "scale", "threshold")} for row in rows]
 
     from importlib.metadata import version
 
-    return f"opendp {version('opendp')}, polars {pl.__version__}", release
+    return f"opendp {version('opendp')}, polars {pl.__version__}", release, details, summarize
 
 
 def pipelinedp_release(columns: tuple[np.ndarray, ...], n_groups: int, g: int, m: int, eps: float, delta: float) -> Any:
-    """Version and a function making one PipelineDP local-backend release (returns the number of released groups)."""
+    """Version, a function making one PipelineDP local-backend release (returns the number of released groups), no
+    details and no summary."""
     from importlib.metadata import version
 
     import pipeline_dp  # type: ignore[import-not-found]
@@ -117,7 +131,7 @@ def pipelinedp_release(columns: tuple[np.ndarray, ...], n_groups: int, g: int, m
         accountant.compute_budgets()
         return len(list(result))
 
-    return f"pipeline-dp {version('pipeline-dp')}", release
+    return f"pipeline-dp {version('pipeline-dp')}", release, {}, None
 
 
 def main() -> None:
@@ -135,12 +149,17 @@ def main() -> None:
     try:
         columns = table(args.n, args.n_groups)
         make = opendp_release if args.library == "opendp" else pipelinedp_release
-        out["version"], release = make(columns, args.n_groups, args.max_groups, args.max_rows, args.epsilon, args.delta)
+        out["version"], release, details, summarize = make(
+            columns, args.n_groups, args.max_groups, args.max_rows, args.epsilon, args.delta
+        )
         for _ in range(args.repeats):
             start, wall = time.process_time(), time.perf_counter()
             out["released"].append(release())
             out["times"].append(time.process_time() - start)
             out["wall"].append(time.perf_counter() - wall)
+        if summarize is not None:
+            summarize()
+        out.update(details)
     except Exception as exc:  # a peer that is missing or fails is reported, not fatal
         out["error"] = f"{type(exc).__name__}: {exc}".strip()[:500]
         out["traceback"] = traceback.format_exc()[-2000:]
