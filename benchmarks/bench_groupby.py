@@ -222,9 +222,13 @@ def peer_cell(result: dict[str, Any], floor: float) -> tuple[str, str]:
     return f"{t:.2f} ({t / floor:.0f}×{runs}{plan})", "/".join(str(r) for r in result["released"])
 
 
-def peers_table(peer_python: str, repeats: int, timeout: float, pipelinedp_max_n: int, quick: bool) -> None:
-    """This library, pandas, OpenDP and PipelineDP on the same tables: times, × pandas and groups released
-    (``quick``: 10⁵ rows only, to check the plumbing)."""
+def peers_table(peer_python: str, repeats: int, timeout: float, pipelinedp_max_n: int, max_n: int, quick: bool) -> None:
+    """This library, pandas, OpenDP and PipelineDP on the same tables: times, × pandas and groups released.
+
+    Ours and pandas: ``repeats`` interleaved rounds at 10⁶ rows, half as many at 10⁷; OpenDP: min(3, ``repeats``)
+    releases at 10⁶ rows, one at 10⁷ (about 45 s CPU); PipelineDP: one release, only up to ``pipelinedp_max_n``
+    rows (about 15 s CPU and 0.8 GB per 10⁶ rows, as Python tuples). Tables above ``max_n`` rows are left out;
+    ``quick``: 10⁵ rows only, to check the plumbing."""
     import platform
 
     import pandas as pd
@@ -266,13 +270,13 @@ def peers_table(peer_python: str, repeats: int, timeout: float, pipelinedp_max_n
 
     versions: dict[str, str] = {}
     summaries: list[str] = []
-    cases = ((100_000, 100), (100_000, 10_000)) if quick else PEER_CASES
+    cases = ((100_000, 100), (100_000, 10_000)) if quick else [c for c in PEER_CASES if c[0] <= max_n]
     for n, n_groups in cases:
         rounds = repeats if n <= 1_000_000 else max(1, repeats // 2)
         t_pandas, t_ours, ours_released = ours_and_pandas(n, n_groups, 2, rounds)
         loads.append(os.getloadavg()[0])
         case = (n, n_groups, 2, 2, peer_eps, peer_delta)
-        odp = run_peer(peer_python, "opendp", case, rounds, timeout)
+        odp = run_peer(peer_python, "opendp", case, min(3, repeats) if n <= 1_000_000 else 1, timeout)
         if odp.get("summary"):
             parts = [f"{s['column']} {s['aggregate']} scale {s['scale']:.4g}"
                      + (f" threshold {s['threshold']}" if s["threshold"] is not None else "")
@@ -439,9 +443,10 @@ def main() -> None:
     parser.add_argument("--peers", metavar="PEER_PYTHON", help="against OpenDP and PipelineDP in PEER_PYTHON")
     parser.add_argument("--peer-timeout", type=float, default=300, help="seconds per peer child process")
     parser.add_argument("--pipelinedp-max-n", type=int, default=1_000_000, help="largest table given to PipelineDP")
+    parser.add_argument("--peer-max-n", type=int, default=10_000_000, help="largest table of --peers")
     args = parser.parse_args()
     if args.peers:
-        peers_table(args.peers, args.repeats, args.peer_timeout, args.pipelinedp_max_n, args.quick)
+        peers_table(args.peers, args.repeats, args.peer_timeout, args.pipelinedp_max_n, args.peer_max_n, args.quick)
         return
     if args.selection:
         selection_table(args.seeds)
