@@ -313,7 +313,8 @@ def peers_table(peer_python: str, repeats: int, timeout: float, pipelinedp_max_n
     print("| max_groups | ours (selection='auto') | OpenDP | PipelineDP |")
     print("|---|---|---|---|")
     print("\n".join(selection))
-    print(f"\nVersions: diffpriv_py (this checkout), pandas {pd.__version__}, numpy {np.__version__}; "
+    checkout = os.path.dirname(os.path.dirname(dp.__file__))
+    print(f"\nVersions: diffpriv_py from {checkout}, pandas {pd.__version__}, numpy {np.__version__}; "
           f"{'; '.join(versions.values()) or 'peers: none ran'}. Load average (1 min) while measuring: "
           f"{min(loads):.1f}–{max(loads):.1f}")  # fmt: skip
 
