@@ -4,6 +4,7 @@ Run: python benchmarks/bench_groupby.py [--quick]
      python benchmarks/bench_groupby.py --scale   (pandas vs ours at 10⁶ and 10⁷ rows, 10² and 10⁴ groups)
      python benchmarks/bench_groupby.py --quantiles [--before DIR] [--peer-python PYTHON]
      python benchmarks/bench_groupby.py --selection  (released groups: threshold vs set-union selection)
+     python benchmarks/bench_groupby.py --peers PEER_PYTHON  (against OpenDP's polars group-by and PipelineDP)
 
 Prints a Markdown table for benchmarks/README.md. Data: n rows of (person id, one of 200 city labels, a N(50, 20)
 value), people owning 1-6 rows; the query is count and mean per city with bounds (0, 100), ε = 1, δ = 10⁻⁶ and
@@ -16,13 +17,28 @@ randomness): ``dp.stats.groupby`` (count and median per group), the same call of
 Python loops of one-column releases (the groups split beforehand, outside the timing): ``dp.stats.median`` here, and
 ``dp.stats.median`` against diffprivlib's ``tools.median`` in the peer environment (``--peer-python``, a child
 process; its ratio is chained through the ``dp.stats.median`` loop timed in both processes).
+
+``--peers PEER_PYTHON`` runs count + mean per group with per-person bounds (``max_groups``, ``max_rows``) and private
+keys in this library (in this process, with pandas' ``groupby('city').x.agg(['count', 'mean'])`` as the non-private
+floor, interleaved) and in OpenDP's polars group-by and PipelineDP's local backend (``benchmarks/peer_groupby.py``
+in ``PEER_PYTHON``, one child process per library and table, with a timeout; a peer that is missing, fails or times
+out is reported as such). All run on the same tables: this benchmark's layout from the same seed, with integer
+group labels. It prints one Markdown table of CPU times (× pandas) and groups released at 10⁶ and 10⁷ rows and 10²
+and 10⁴ groups (``max_groups = max_rows = 2``), then the released groups at 10⁶ rows, 10⁴ groups and ``max_groups``
+1, 2, 5, 10. The peers' guarantees are under add/remove one person. If ``dp.stats.groupby`` takes the add/remove
+relation (``neighbouring=`` or ``relation=``), every library runs at the same (ε, δ) = (1, 10⁻⁶) under add/remove;
+otherwise this library runs replace-one (1, 10⁻⁶) and the peers add/remove (ε/2, δ/(1 + e^{ε/2})), which implies
+replace-one (ε, δ): equal guarantee, and the table says which comparison was made.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import json
+import math
+import os
 import statistics
 import subprocess
 import sys
@@ -165,6 +181,144 @@ def selection_table(seeds: int) -> None:
                       f"| {auto} | {times['threshold']:.2f} / {times['weighted_gaussian']:.2f} |")  # fmt: skip
 
 
+PEER_CASES = ((1_000_000, 100), (1_000_000, 10_000), (10_000_000, 100), (10_000_000, 10_000))
+PEER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peer_groupby.py")
+
+
+def add_remove_keyword() -> dict[str, str]:
+    """The keyword that makes ``dp.stats.groupby`` use the add/remove-one-person relation, if it has one."""
+    parameters = inspect.signature(dp.stats.groupby).parameters
+    for name in ("neighbouring", "relation"):
+        if name in parameters:
+            return {name: "add_remove"}
+    return {}
+
+
+def run_peer(peer_python: str, library: str, case: tuple[Any, ...], repeats: int, timeout: float) -> dict[str, Any]:
+    """One child process of ``peer_groupby.py``: its JSON, or ``{"error": ...}`` if it failed or timed out."""
+    command = [peer_python, PEER_SCRIPT, library, *(str(c) for c in case), "--repeats", str(repeats)]
+    try:
+        child = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        lines = child.stdout.strip().splitlines()
+        if not lines:
+            return {"error": f"exit {child.returncode}: {child.stderr.strip()[-300:]}"}
+        out: dict[str, Any] = json.loads(lines[-1])
+        return out
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    except (OSError, ValueError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def peer_cell(result: dict[str, Any], floor: float) -> tuple[str, str]:
+    """Markdown cells for a peer's result: 'time (× pandas)' and its released groups (or why there are none)."""
+    if result.get("error"):
+        return f"failed: {result['error'][:120]}", "–"
+    if result.get("skipped"):
+        return f"not run: {result['skipped']}", "–"
+    t = statistics.median(result["times"])
+    plan = f"; plan {statistics.median(result['plan']):.2f}" if result.get("plan") else ""
+    runs = f", {len(result['times'])} runs" if len(result["times"]) > 1 else ""
+    return f"{t:.2f} ({t / floor:.0f}×{runs}{plan})", "/".join(str(r) for r in result["released"])
+
+
+def peers_table(peer_python: str, repeats: int, timeout: float, pipelinedp_max_n: int, max_n: int, quick: bool) -> None:
+    """This library, pandas, OpenDP and PipelineDP on the same tables: times, × pandas and groups released.
+
+    Ours and pandas: ``repeats`` interleaved rounds at 10⁶ rows, half as many at 10⁷; OpenDP: min(3, ``repeats``)
+    releases at 10⁶ rows, one at 10⁷ (about 45 s CPU); PipelineDP: one release, only up to ``pipelinedp_max_n``
+    rows (about 15 s CPU and 0.8 GB per 10⁶ rows, as Python tuples). Tables above ``max_n`` rows are left out;
+    ``quick``: 10⁵ rows only, to check the plumbing."""
+    import platform
+
+    import pandas as pd
+
+    eps, delta = 1.0, 1e-6
+    keyword = add_remove_keyword()
+    if keyword:
+        peer_eps, peer_delta = eps, delta
+        comparison = (f"every library under add/remove one person at (ε, δ) = ({eps:g}, {delta:g}) "
+                      f"(ours with `{next(iter(keyword))}=\"add_remove\"`)")  # fmt: skip
+    else:
+        peer_eps, peer_delta = eps / 2, delta / (1 + math.exp(eps / 2))
+        comparison = (f"equal guarantee: ours replace-one ({eps:g}, {delta:g}); the peers add/remove "
+                      f"({peer_eps:g}, {peer_delta:.3g}), which implies replace-one ({eps:g}, {delta:g}) "
+                      "(this checkout's `dp.stats.groupby` has no add/remove relation)")  # fmt: skip
+    params = dp.Del(eps, delta)
+    query = {"statistics": ["count", "mean"], "bounds": (0, 100), "max_rows": 2}
+    rows: list[str] = []
+    loads = [os.getloadavg()[0]]
+
+    def ours_and_pandas(n: int, n_groups: int, g: int, rounds: int) -> tuple[float, float, list[int]]:
+        rng = np.random.default_rng(0)  # bench_groupby.table's draws, integer labels (as peer_groupby.table)
+        counts = rng.integers(1, 7, n // 3)
+        pid = np.repeat(np.arange(counts.size), counts)[:n]
+        city = rng.integers(0, n_groups, pid.size)
+        df = pd.DataFrame({"pid": pid, "city": city, "x": rng.normal(50, 20, pid.size)})
+        released: list[int] = []
+
+        def ours() -> None:
+            out = dp.stats.groupby(df["city"].to_numpy(), params, values=df["x"].to_numpy(),
+                                   privacy_unit=df["pid"].to_numpy(), max_groups=g, **query, **keyword)  # fmt: skip
+            released.append(len(out))
+
+        if rounds == 0:
+            ours()
+            return math.nan, math.nan, released
+        t_pandas, t_ours = median_times([lambda: pandas_agg(df), ours], rounds)
+        return t_pandas, t_ours, released[1:]
+
+    versions: dict[str, str] = {}
+    summaries: list[str] = []
+    cases = ((100_000, 100), (100_000, 10_000)) if quick else [c for c in PEER_CASES if c[0] <= max_n]
+    for n, n_groups in cases:
+        rounds = repeats if n <= 1_000_000 else max(1, repeats // 2)
+        t_pandas, t_ours, ours_released = ours_and_pandas(n, n_groups, 2, rounds)
+        loads.append(os.getloadavg()[0])
+        case = (n, n_groups, 2, 2, peer_eps, peer_delta)
+        odp = run_peer(peer_python, "opendp", case, min(3, repeats) if n <= 1_000_000 else 1, timeout)
+        if odp.get("summary"):
+            parts = [f"{s['column']} {s['aggregate']} scale {s['scale']:.4g}"
+                     + (f" threshold {s['threshold']}" if s["threshold"] is not None else "")
+                     for s in odp["summary"]]  # fmt: skip
+            summaries.append(f"{n:.0e} rows, {n_groups:,} groups: " + ", ".join(parts))
+        if n <= pipelinedp_max_n:
+            pdp = run_peer(peer_python, "pipelinedp", case, 1, timeout)
+        else:
+            pdp = {"skipped": f"> {pipelinedp_max_n:.0e} rows (about 16 s CPU and 1 GB per 10⁶ rows)"}
+        loads.append(os.getloadavg()[0])
+        cells = [peer_cell(r, t_pandas) for r in (odp, pdp)]
+        rows.append(f"| {n:.0e} | {n_groups:,} | {t_pandas:.3f} | {t_ours:.2f} ({t_ours / t_pandas:.0f}×) "
+                    f"| {cells[0][0]} | {cells[1][0]} | {'/'.join(map(str, ours_released))} "
+                    f"| {cells[0][1]} | {cells[1][1]} |")  # fmt: skip
+        versions.update({r["library"]: r["version"] for r in (odp, pdp) if r.get("version")})
+    print(f"{platform.machine()}, {os.cpu_count()} cores (shared); count + mean per group, max_groups = max_rows = 2, "
+          f"bounds (0, 100), private keys; {comparison}. CPU-time medians (process time, all threads); groups "
+          "released by each timed run\n")  # fmt: skip
+    print("| rows | groups | pandas (s) | ours (s) | OpenDP (s) | PipelineDP (s) | released: ours | OpenDP "
+          "| PipelineDP |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    print("\nOpenDP's plan (`summarize`): " + "; ".join(summaries))
+    selection = []
+    n, n_groups = (100_000 if quick else 1_000_000), 10_000
+    for g in SELECTION_MAX_GROUPS:
+        ours_released = ours_and_pandas(n, n_groups, g, 0)[2]
+        case = (n, n_groups, g, 2, peer_eps, peer_delta)
+        odp, pdp = (run_peer(peer_python, lib, case, 1, timeout) for lib in ("opendp", "pipelinedp"))
+        cells = [peer_cell(r, 1.0)[1] if not r.get("error") else f"failed: {r['error'][:80]}" for r in (odp, pdp)]
+        selection.append(f"| {g} | {ours_released[0]} | {cells[0]} | {cells[1]} |")
+        loads.append(os.getloadavg()[0])
+    print(f"\n{n:.0e} rows, {n_groups:,} groups, max_rows = 2, one release each; groups released\n")
+    print("| max_groups | ours (selection='auto') | OpenDP | PipelineDP |")
+    print("|---|---|---|---|")
+    print("\n".join(selection))
+    checkout = os.path.dirname(os.path.dirname(dp.__file__))
+    print(f"\nVersions: diffpriv_py from {checkout}, pandas {pd.__version__}, numpy {np.__version__}; "
+          f"{'; '.join(versions.values()) or 'peers: none ran'}. Load average (1 min) while measuring: "
+          f"{min(loads):.1f}–{max(loads):.1f}")  # fmt: skip
+
+
 def pandas_agg(df: Any) -> Any:
     return df.groupby("city").x.agg(["count", "mean"])
 
@@ -287,7 +441,14 @@ def main() -> None:
     parser.add_argument("--scale-child", nargs=2, type=int, help=argparse.SUPPRESS)
     parser.add_argument("--selection", action="store_true", help="released groups: threshold vs set union")
     parser.add_argument("--seeds", type=int, default=1, help="releases per cell of --selection")
+    parser.add_argument("--peers", metavar="PEER_PYTHON", help="against OpenDP and PipelineDP in PEER_PYTHON")
+    parser.add_argument("--peer-timeout", type=float, default=300, help="seconds per peer child process")
+    parser.add_argument("--pipelinedp-max-n", type=int, default=1_000_000, help="largest table given to PipelineDP")
+    parser.add_argument("--peer-max-n", type=int, default=10_000_000, help="largest table of --peers")
     args = parser.parse_args()
+    if args.peers:
+        peers_table(args.peers, args.repeats, args.peer_timeout, args.pipelinedp_max_n, args.peer_max_n, args.quick)
+        return
     if args.selection:
         selection_table(args.seeds)
         return
