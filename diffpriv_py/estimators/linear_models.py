@@ -47,7 +47,24 @@ GRADIENT_SENSITIVITY = 2.0
 """Replace-one L2 sensitivity of Σᵢ ℓ'(sᵢ fᵀzᵢ) sᵢ zᵢ for ‖zᵢ‖ ≤ 1 and |ℓ'| ≤ 1, at every f."""
 
 DEFAULT_INTERCEPT_SCALING = 0.25
-"""The constant b appended to every row (features scaled by √(1 − b²)); see the Notes of the estimators."""
+"""The constant b appended to every row (features scaled by √(1 − b²)) by :class:`SVM`; see the Notes."""
+
+LOGISTIC_INTERCEPT_SCALING = 0.5
+"""The default b of :class:`LogisticRegression` (with the private radius, 0.5 beat 0.25 on uncentred features)."""
+
+RADIUS_SHARE = 0.1
+"""The default ``radius_share`` of :class:`LogisticRegression`: the share of ε spent on the private radius."""
+
+RADIUS_CLIPPED = 100.0
+"""C of the private radius: the exponential mechanism favours the candidate ρ that leaves about k = min(n/4, C/ε)
+rows outside (clipped), so few rows are clipped where the noise is small anyway (large n·ε)."""
+
+RADIUS_GRID: tuple[float, ...] = tuple(2.0 ** (-k / 3.0) for k in range(13))
+"""Candidate radii as fractions of ``data_norm``: 1, 2^(−1/3), …, 1/16 (fixed, public)."""
+
+RADIUS_MARGIN = 4.0
+"""The private radius runs only when ε_ρ·(n − k)/2 ≥ ln(m) + ``RADIUS_MARGIN`` (m candidates): then a candidate with
+no row inside is picked with probability ≤ e^(−4) (a public condition on n and ε; otherwise data_norm is used as is)."""
 
 
 # ---- the released model ---------------------------------------------------------------------------------------
@@ -285,6 +302,19 @@ def _intercept_scaling(value: Any) -> float:
     )
 
 
+def _radius_share(value: Any) -> float:
+    return check_in_range(
+        value,
+        "radius_share",
+        0.0,
+        1.0,
+        low_closed=True,
+        high_closed=False,
+        fix="radius_share is the share of ε spent on choosing the clipping radius privately (0.1 for "
+        "LogisticRegression); 0 clips to data_norm only.",
+    )
+
+
 def _perturbation(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, str) or value not in ("objective", "output"):
         raise ValueError(
@@ -310,9 +340,8 @@ class _LinearERM(ComposedMech):
     data_norm: float = attrs.field(default=None, kw_only=True, converter=_data_norm)
     fit_intercept: bool = attrs.field(default=True, kw_only=True, validator=_bool)
     classes: Classes = attrs.field(default=None, kw_only=True, converter=check_classes)
-    intercept_scaling: float = attrs.field(
-        default=DEFAULT_INTERCEPT_SCALING, kw_only=True, converter=_intercept_scaling
-    )
+    intercept_scaling: float = attrs.field(kw_only=True, converter=_intercept_scaling)
+    radius_share: float = attrs.field(kw_only=True, converter=_radius_share)
 
     # The target is fixed by the settings above; the sensitivity defaults to the analytic CMS'11 bound.
     target: Any = attrs.field(init=False, repr=False, eq=False)
@@ -325,6 +354,16 @@ class _LinearERM(ComposedMech):
     gamma_sensitivity: float | None = attrs.field(default=None, kw_only=True, converter=as_gamma_sensitivity)
 
     loss_name: ClassVar[str] = "logistic"
+    default_intercept_scaling: ClassVar[float] = DEFAULT_INTERCEPT_SCALING
+    default_radius_share: ClassVar[float] = 0.0
+
+    @intercept_scaling.default
+    def _default_intercept_scaling(self) -> float:
+        return self.default_intercept_scaling
+
+    @radius_share.default
+    def _default_radius_share(self) -> float:
+        return self.default_radius_share
 
     @target.default
     def _default_target(self) -> Any:
@@ -362,7 +401,8 @@ class _LinearERM(ComposedMech):
         n_rows, n_features = data[0].shape
         n_labels = public_labels(data[1], self.classes, owner=type(self).__name__).size
         n_problems = 1 if n_labels == 2 else n_labels
-        epsilon_each = privacy_params.epsilon / n_problems
+        epsilon = self._radius_split(n_rows, privacy_params.epsilon)[1]
+        epsilon_each = epsilon / n_problems
         curvature = self._loss().curvature
         if isinstance(self.reg_lambda, tuple):  # Algorithm 3: candidate i on part i (sizes from n and m only)
             m = len(self.reg_lambda)
@@ -375,7 +415,7 @@ class _LinearERM(ComposedMech):
             solves = list(zip(sizes, self.reg_lambda, strict=True))
         else:
             dim = n_features + int(self.fit_intercept)
-            solves = [(n_rows, self._public_reg_lambda(n_rows, dim, n_problems, privacy_params.epsilon))]
+            solves = [(n_rows, self._public_reg_lambda(n_rows, dim, n_problems, epsilon))]
         for n, reg in solves:
             if n > 0:
                 strong = _erm.solve_regulariser(self.perturbation, epsilon_each, n, reg, curvature)
@@ -409,7 +449,9 @@ class _LinearERM(ComposedMech):
         return worst
 
     def _release(self, value: ERMProblem, privacy_params: Eps, rng: np.random.Generator) -> LinearClassifierModel:
-        epsilon = privacy_params.epsilon
+        epsilon_radius, epsilon = self._radius_split(value.n, privacy_params.epsilon)
+        if epsilon_radius > 0.0:
+            value = self._private_radius(value, epsilon_radius, rng)
         if isinstance(self.reg_lambda, tuple):
             weights, reg = self._select_reg_lambda(value, epsilon, rng)
         else:
@@ -419,6 +461,46 @@ class _LinearERM(ComposedMech):
         return LinearClassifierModel(
             coef=coef, intercept=intercept, classes=value.classes, loss=self.loss_name, reg_lambda=reg
         )
+
+    def _radius_split(self, n: int, epsilon: float) -> tuple[float, float]:
+        """(ε_ρ, ε_fit): the budget of the private radius (0 when it does not run) and the rest, rounded down so that
+        ε_ρ + ε_fit ≤ ε for the floats used. Public quantities only (n, ε, ``radius_share``)."""
+        epsilon_radius = self.radius_share * epsilon
+        if epsilon_radius == 0.0 or epsilon_radius * (n - _clipped_rows(n, epsilon)) / 2.0 < math.log(
+            len(RADIUS_GRID)
+        ) + RADIUS_MARGIN:
+            return 0.0, epsilon
+        return epsilon_radius, (epsilon - epsilon_radius) * (1.0 - 2.0**-40)
+
+    def _private_radius(self, problem: ERMProblem, epsilon: float, rng: np.random.Generator) -> ERMProblem:
+        """The problem with the features clipped to a privately chosen radius ρ and scaled back to the norm a.
+
+        The exponential mechanism (ε = ``epsilon``) picks ρ = a·g among the public candidates g of ``RADIUS_GRID``
+        (a = the features' norm bound in z) with score −|#{i : ‖zᵢ,ₓ‖ ≤ ρ} − (n − k)|, k = min(n/4, C/ε_total)
+        rows outside; replacing one record changes every count by at most 1, so the score's sensitivity is 1.
+        Then every row's features become f·clip_ρ(zₓ) with f the largest float such that f·ρ ≤ a exactly: a fixed
+        per-record map for the chosen ρ, rows still in the unit ball, and ``feature_scale`` multiplied by f.
+        """
+        p = problem.Z.shape[1] - int(self.fit_intercept)
+        bound = _feature_norm(problem.intercept_scale)
+        features = problem.Z[:, :p]
+        radii = np.array([bound * g for g in RADIUS_GRID])
+        inside = np.searchsorted(np.sort(np.linalg.norm(features, axis=1)), radii, side="right")
+        total = epsilon / self.radius_share
+        score = -np.abs(inside - (problem.n - _clipped_rows(problem.n, total)))
+        selector = Exponential(
+            target=lambda _: lambda indices: score[np.asarray(indices)],
+            response_set=range(len(RADIUS_GRID)),
+            sensitivity=1.0,
+            vectorized=True,
+        )
+        chosen = selector.release_response(Eps(epsilon), None, rng=rng).response
+        if chosen == 0:  # ρ = a: every row is inside already
+            return problem
+        factor = _largest_factor(bound, float(radii[chosen]))
+        Z = problem.Z.copy()
+        Z[:, :p] = clip_rows(features, float(radii[chosen]), factor)
+        return attrs.evolve(problem, Z=Z, feature_scale=problem.feature_scale * factor)
 
     def _resolve_reg_lambda(self, problem: ERMProblem, epsilon: float) -> float:
         """The given Λ, or for ``"auto"`` :func:`~._erm.default_reg_lambda` of (n, weights, ε per problem, c).
@@ -448,7 +530,8 @@ class _LinearERM(ComposedMech):
 
         Output perturbation solves once and adds ``n`` noise vectors; the other variants repeat the release.
         """
-        if self.perturbation == "output" and not isinstance(self.reg_lambda, tuple):
+        fast = self._radius_split(value.n, privacy_params.epsilon)[0] == 0.0
+        if self.perturbation == "output" and not isinstance(self.reg_lambda, tuple) and fast:
             signs = _signs(value)
             loss = self._loss()
             reg = self._resolve_reg_lambda(value, privacy_params.epsilon)
@@ -471,6 +554,12 @@ class _LinearERM(ComposedMech):
                 f"{type(self).__name__}(reg_lambda='auto') cannot use a sampled sensitivity: Λ is chosen at release "
                 "time from ε, and a sensitivity sampled at one Λ does not hold at another. Pass a number for "
                 "reg_lambda."
+            )
+        if self.radius_share > 0.0:
+            raise TypeError(
+                f"{type(self).__name__}(radius_share={self.radius_share!r}) cannot use a sampled sensitivity: the "
+                "rows are rescaled by a radius chosen privately at release time, and a sensitivity sampled at one "
+                "scaling does not hold at another. Pass radius_share=0."
             )
         if self.perturbation == "objective":
             raise TypeError(
@@ -521,6 +610,11 @@ class _LinearERM(ComposedMech):
         )
         chosen = selector.release_response(Eps(epsilon), None, rng=rng).response
         return candidates[chosen], grid[chosen]
+
+
+def _clipped_rows(n: int, epsilon: float) -> float:
+    """k = min(n/4, C/ε): the number of rows the private radius aims to leave outside (``RADIUS_CLIPPED``)."""
+    return min(n / 4.0, RADIUS_CLIPPED / epsilon)
 
 
 def _signs_from_codes(codes: np.ndarray, n_classes: int) -> list[np.ndarray]:
@@ -649,6 +743,9 @@ class LogisticRegression(_LinearERM):
     >>> float(np.mean(model.predict(X) == y)) > 0.9
     True
 """ + _NOTES.format(curvature="1/4")
+
+    default_intercept_scaling: ClassVar[float] = LOGISTIC_INTERCEPT_SCALING
+    default_radius_share: ClassVar[float] = RADIUS_SHARE
 
 
 def _huber_width(value: Any) -> float:
