@@ -340,8 +340,10 @@ class _LinearERM(ComposedMech):
     data_norm: float = attrs.field(default=None, kw_only=True, converter=_data_norm)
     fit_intercept: bool = attrs.field(default=True, kw_only=True, validator=_bool)
     classes: Classes = attrs.field(default=None, kw_only=True, converter=check_classes)
-    intercept_scaling: float = attrs.field(kw_only=True, converter=_intercept_scaling)
-    radius_share: float = attrs.field(kw_only=True, converter=_radius_share)
+    intercept_scaling: float = attrs.field(
+        default=DEFAULT_INTERCEPT_SCALING, kw_only=True, converter=_intercept_scaling
+    )
+    radius_share: float = attrs.field(default=0.0, kw_only=True, converter=_radius_share)
 
     # The target is fixed by the settings above; the sensitivity defaults to the analytic CMS'11 bound.
     target: Any = attrs.field(init=False, repr=False, eq=False)
@@ -354,16 +356,6 @@ class _LinearERM(ComposedMech):
     gamma_sensitivity: float | None = attrs.field(default=None, kw_only=True, converter=as_gamma_sensitivity)
 
     loss_name: ClassVar[str] = "logistic"
-    default_intercept_scaling: ClassVar[float] = DEFAULT_INTERCEPT_SCALING
-    default_radius_share: ClassVar[float] = 0.0
-
-    @intercept_scaling.default
-    def _default_intercept_scaling(self) -> float:
-        return self.default_intercept_scaling
-
-    @radius_share.default
-    def _default_radius_share(self) -> float:
-        return self.default_radius_share
 
     @target.default
     def _default_target(self) -> Any:
@@ -744,8 +736,14 @@ class LogisticRegression(_LinearERM):
     True
 """ + _NOTES.format(curvature="1/4")
 
-    default_intercept_scaling: ClassVar[float] = LOGISTIC_INTERCEPT_SCALING
-    default_radius_share: ClassVar[float] = RADIUS_SHARE
+    # Other defaults than SVM's (redefined fields move to the end; the target, built from them, follows them).
+    intercept_scaling: float = attrs.field(
+        default=LOGISTIC_INTERCEPT_SCALING, kw_only=True, converter=_intercept_scaling
+    )
+    radius_share: float = attrs.field(default=RADIUS_SHARE, kw_only=True, converter=_radius_share)
+    target: Any = attrs.field(
+        init=False, repr=False, eq=False, default=attrs.Factory(_LinearERM._default_target, takes_self=True)
+    )
 
 
 def _huber_width(value: Any) -> float:
