@@ -458,9 +458,10 @@ class _LinearERM(ComposedMech):
         """(ε_ρ, ε_fit): the budget of the private radius (0 when it does not run) and the rest, rounded down so that
         ε_ρ + ε_fit ≤ ε for the floats used. Public quantities only (n, ε, ``radius_share``)."""
         epsilon_radius = self.radius_share * epsilon
-        if epsilon_radius == 0.0 or epsilon_radius * (n - _clipped_rows(n, epsilon)) / 2.0 < math.log(
-            len(RADIUS_GRID)
-        ) + RADIUS_MARGIN:
+        if (
+            epsilon_radius == 0.0
+            or epsilon_radius * (n - _clipped_rows(n, epsilon)) / 2.0 < math.log(len(RADIUS_GRID)) + RADIUS_MARGIN
+        ):
             return 0.0, epsilon
         return epsilon_radius, (epsilon - epsilon_radius) * (1.0 - 2.0**-40)
 
@@ -476,10 +477,7 @@ class _LinearERM(ComposedMech):
         p = problem.Z.shape[1] - int(self.fit_intercept)
         bound = _feature_norm(problem.intercept_scale)
         features = problem.Z[:, :p]
-        radii = np.array([bound * g for g in RADIUS_GRID])
-        inside = np.searchsorted(np.sort(np.linalg.norm(features, axis=1)), radii, side="right")
-        total = epsilon / self.radius_share
-        score = -np.abs(inside - (problem.n - _clipped_rows(problem.n, total)))
+        radii, score = radius_scores(features, bound, epsilon / self.radius_share)
         selector = Exponential(
             target=lambda _: lambda indices: score[np.asarray(indices)],
             response_set=range(len(RADIUS_GRID)),
@@ -602,6 +600,20 @@ class _LinearERM(ComposedMech):
         )
         chosen = selector.release_response(Eps(epsilon), None, rng=rng).response
         return candidates[chosen], grid[chosen]
+
+
+def radius_scores(features: np.ndarray, bound: float, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """(candidate radii ρ = ``bound``·g for g in ``RADIUS_GRID``, their scores −|#{i : ‖xᵢ‖₂ ≤ ρ} − (n − k)|).
+
+    ``features`` are the normalised rows' feature parts (norm ≤ ``bound``), ``epsilon`` the release's total ε
+    (k = min(n/4, C/ε) depends on it and n only). Each row enters one count per candidate through a fixed test on
+    its own norm, so replacing one record changes every count, and every score, by at most 1.
+    """
+    n = features.shape[0]
+    radii = np.array([bound * g for g in RADIUS_GRID])
+    inside = np.searchsorted(np.sort(np.linalg.norm(features, axis=1)), radii, side="right")
+    score: np.ndarray = -np.abs(inside - (n - _clipped_rows(n, epsilon)))
+    return radii, score
 
 
 def _clipped_rows(n: int, epsilon: float) -> float:
