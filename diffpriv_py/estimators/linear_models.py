@@ -698,7 +698,8 @@ _NOTES = """
       probability ∝ exp(−ε·errorsᵢ/2) on the last part; ε-DP by parallel composition.
 
     **Default Λ** (``reg_lambda="auto"``): from n, the number of weights p, the number of one-vs-rest problems K,
-    ε/K (ε_fit/K with the private radius) and the curvature c only (no data values), Λ minimises the public utility proxy
+    ε/K (ε_fit/K with the private radius) and the curvature c only (no data values), Λ minimises the public
+    utility proxy
     (Λ/2)F² + p(p+1)(2/ε'(Λ))²/(2n²(Λ + θc/p)) (F = 8, θ = 1/4) over Λ ≥ max(c/(n(e^{{ε/4}} − 1)), 1e-6). The
     lower bound guarantees ε' ≥ ε/2 (no Δ branch); output perturbation uses c = 0. Any Λ > 0 gives the same
     guarantee; the rule only sets accuracy. The sensitivity sampler is refused with ``"auto"``.
