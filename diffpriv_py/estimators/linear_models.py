@@ -443,7 +443,7 @@ class _LinearERM(ComposedMech):
     def _release(self, value: ERMProblem, privacy_params: Eps, rng: np.random.Generator) -> LinearClassifierModel:
         epsilon_radius, epsilon = self._radius_split(value.n, privacy_params.epsilon)
         if epsilon_radius > 0.0:
-            value = self._private_radius(value, epsilon_radius, rng)
+            value = self._private_radius(value, epsilon_radius, privacy_params.epsilon, rng)
         if isinstance(self.reg_lambda, tuple):
             weights, reg = self._select_reg_lambda(value, epsilon, rng)
         else:
@@ -465,11 +465,13 @@ class _LinearERM(ComposedMech):
             return 0.0, epsilon
         return epsilon_radius, (epsilon - epsilon_radius) * (1.0 - 2.0**-40)
 
-    def _private_radius(self, problem: ERMProblem, epsilon: float, rng: np.random.Generator) -> ERMProblem:
+    def _private_radius(
+        self, problem: ERMProblem, epsilon: float, total: float, rng: np.random.Generator
+    ) -> ERMProblem:
         """The problem with the features clipped to a privately chosen radius ρ and scaled back to the norm a.
 
         The exponential mechanism (ε = ``epsilon``) picks ρ = a·g among the public candidates g of ``RADIUS_GRID``
-        (a = the features' norm bound in z) with score −|#{i : ‖zᵢ,ₓ‖ ≤ ρ} − (n − k)|, k = min(n/4, C/ε_total)
+        (a = the features' norm bound in z) with score −|#{i : ‖zᵢ,ₓ‖ ≤ ρ} − (n − k)|, k = min(n/4, C/``total``)
         rows outside; replacing one record changes every count by at most 1, so the score's sensitivity is 1.
         Then every row's features become f·clip_ρ(zₓ) with f the largest float such that f·ρ ≤ a exactly: a fixed
         per-record map for the chosen ρ, rows still in the unit ball, and ``feature_scale`` multiplied by f.
@@ -477,7 +479,7 @@ class _LinearERM(ComposedMech):
         p = problem.Z.shape[1] - int(self.fit_intercept)
         bound = _feature_norm(problem.intercept_scale)
         features = problem.Z[:, :p]
-        radii, score = radius_scores(features, bound, epsilon / self.radius_share)
+        radii, score = radius_scores(features, bound, total)
         selector = Exponential(
             target=lambda _: lambda indices: score[np.asarray(indices)],
             response_set=range(len(RADIUS_GRID)),

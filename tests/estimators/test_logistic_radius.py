@@ -83,7 +83,7 @@ def test_the_choice_is_the_exponential_mechanism_at_epsilon_share(rng):
     draws = 6000
     chosen = np.zeros(len(radii))
     for _ in range(draws):
-        scale = mech._private_radius(problem, eps_radius, gen).feature_scale / problem.feature_scale
+        scale = mech._private_radius(problem, eps_radius, eps, gen).feature_scale / problem.feature_scale
         k = 0 if scale == 1.0 else int(np.argmin(np.abs(radii * scale - bound)))
         chosen[k] += 1
 
@@ -108,7 +108,7 @@ def test_rescaled_rows_stay_in_the_unit_ball_exactly_and_the_model_maps_back(rng
     mech = LogisticRegression(data_norm=1.0, classes=[0, 1])
     problem = build_problem((X, y), data_norm=1.0, fit_intercept=True, classes=(0, 1), intercept_scaling=0.5)
     gen = np.random.default_rng(0)
-    scaled = [mech._private_radius(problem, 0.1 * 5.0, gen) for _ in range(20)]
+    scaled = [mech._private_radius(problem, 0.1 * 5.0, 5.0, gen) for _ in range(20)]
     assert any(p.feature_scale > 2.0 * problem.feature_scale for p in scaled)  # the radius shrank here
     for p in scaled:
         for row in p.Z:
