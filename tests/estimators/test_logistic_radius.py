@@ -143,3 +143,15 @@ def test_rows_deep_in_the_ball_are_fitted_better_than_with_data_norm_alone(rng):
         )
 
     assert accuracy() > accuracy(radius_share=0.0) + 0.05
+
+
+def test_below_the_public_condition_the_release_is_the_one_without_the_radius(rng):
+    """n·ε too small for an informative choice: no budget is spent on the radius, bit-for-bit the radius_share=0
+    release (the decision reads n and ε only, never the rows)."""
+    X, y = _deep_rows(rng, n=60)
+    on = LogisticRegression(data_norm=1.0, classes=[0, 1])
+    off = LogisticRegression(data_norm=1.0, classes=[0, 1], radius_share=0.0)
+    assert on._radius_split(60, 1.0) == (0.0, 1.0)
+    a = np.asarray(on.release_response(dp.Eps(1.0), (X, y), rng=7).response)
+    b = np.asarray(off.release_response(dp.Eps(1.0), (X, y), rng=7).response)
+    np.testing.assert_array_equal(a, b)
