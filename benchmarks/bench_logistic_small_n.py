@@ -10,18 +10,21 @@ and divided by √30, so every row has ‖x‖₂ ≤ 1 and both libraries get `
 * ``[0, 1]/√30``: x ↦ (x − lo)/(hi − lo), as MinMaxScaler (every feature non-negative);
 * ``[−1, 1]/√30``: x ↦ 2(x − lo)/(hi − lo) − 1, the same box centred on its public midpoint.
 
-70/30 stratified split (``random_state=0``); ε ∈ {0.5, 1}; seeds 0..9 for the noise. diffpriv_py:
+70/30 stratified split (``random_state=0``); ε ∈ {0.5, 1}; seeds 0..9 (``--seeds``) for the noise. diffpriv_py:
 ``estimators.LogisticRegression(data_norm=1, classes=[0, 1])`` at its defaults (``reg_lambda="auto"``, objective
-perturbation) and with ``perturbation="output"``; diffprivlib 0.6.6: ``LogisticRegression(epsilon, data_norm=1,
-random_state=seed)`` at its defaults (C = 1, unregularised intercept). Cells: mean test accuracy ± standard error
+perturbation, the private radius with ``radius_share=0.1``, ``intercept_scaling=0.5``), with
+``perturbation="output"``, and at the previous default (``radius_share=0``, ``intercept_scaling=0.25``);
+diffprivlib 0.6.6: ``LogisticRegression(epsilon, data_norm=1, random_state=seed)``
+at its defaults (C = 1, unregularised intercept). Cells: mean test accuracy ± standard error
 over the seeds; z = (ours − diffprivlib)/√(se₁² + se₂²) for the default rows.
 
 diffprivlib runs in this process when it imports, else in the peer environment (``--peer-python``, see
 ``bench_erm.py``) on the same arrays. About 10 s.
 
 ``--sweep`` fits diffpriv_py at every fixed Λ in ``SWEEP_LAMBDAS``, intercept_scaling b in ``SWEEP_INTERCEPTS`` and
-both perturbations on the ``[0, 1]/√30`` encoding (same seeds), and prints the best cell per ε: the best any
-setting of the proven CMS'11 family reaches there, chosen in hindsight (not a private choice). About 20 s.
+both perturbations on the ``[0, 1]/√30`` encoding (same seeds, ``radius_share=0``: the fixed scaling), and prints
+the best cell per ε: the best any setting of that family reaches there, chosen in hindsight (not a private
+choice). About 20 s.
 """
 
 from __future__ import annotations
@@ -57,12 +60,12 @@ def summary(acc: list[float]) -> tuple[float, float]:
     return statistics.fmean(acc), statistics.stdev(acc) / math.sqrt(len(acc))
 
 
-def ours(arrays, perturbation: str, seeds: int) -> dict[float, list[float]]:
+def ours(arrays, perturbation: str, seeds: int, **settings) -> dict[float, list[float]]:
     import diffpriv_py as dp
     from diffpriv_py.estimators import LogisticRegression
 
     Xtr, ytr, Xte, yte = arrays
-    mech = LogisticRegression(data_norm=1.0, classes=[0, 1], perturbation=perturbation)
+    mech = LogisticRegression(data_norm=1.0, classes=[0, 1], perturbation=perturbation, **settings)
     out = {}
     for eps in EPSILONS:
         models = [mech.release_response(dp.Eps(eps), (Xtr, ytr), rng=s).response for s in range(seeds)]
@@ -81,7 +84,7 @@ def sweep(seeds: int) -> None:
         for b in SWEEP_INTERCEPTS:
             for lam in SWEEP_LAMBDAS:
                 mech = LogisticRegression(
-                    lam, perturbation=perturbation, intercept_scaling=b, data_norm=1.0, classes=[0, 1]
+                    lam, perturbation=perturbation, intercept_scaling=b, data_norm=1.0, classes=[0, 1], radius_share=0.0
                 )
                 for eps in EPSILONS:
                     acc = [
@@ -118,6 +121,9 @@ def main() -> None:
             rows = {
                 "diffpriv_py default (objective)": ours(arrays, "objective", args.seeds),
                 'diffpriv_py perturbation="output"': ours(arrays, "output", args.seeds),
+                "diffpriv_py previous default (radius_share=0, b = 0.25)": ours(
+                    arrays, "objective", args.seeds, radius_share=0.0, intercept_scaling=0.25
+                ),
             }
         if theirs:
             rows["diffprivlib default"] = {eps: theirs[str(eps)] for eps in EPSILONS}

@@ -56,8 +56,11 @@ _COMMON_PARAMETERS = """
     perturbation : {"objective", "output"}, default "objective"
     fit_intercept : bool, default True
         The constant is appended inside the norm bound: rows become [√(1 − b²)·x/R, b].
-    intercept_scaling : float in (0, 1), default 0.25
+    intercept_scaling : float in (0, 1), default 0.5 (LogisticRegression) or 0.25 (SVM)
         The appended constant b.
+    radius_share : float in [0, 1), default 0.1 (LogisticRegression) or 0 (SVM)
+        Share of ε spent on a private clipping radius that rescales the rows to fill the unit ball (see the Notes
+        of :class:`diffpriv_py.estimators.LogisticRegression`); 0 clips to data_norm only.
     classes : sequence or "observed"
         Required: every possible label (the public label set; ``fit`` without it is refused before any charge), or
         ``"observed"`` to declare the set of labels present in ``y`` public (the assumption is recorded in
@@ -124,7 +127,8 @@ class LogisticRegression(_LinearClassifier):
         reg_lambda: Any = "auto",
         perturbation: str = "objective",
         fit_intercept: bool = True,
-        intercept_scaling: float = 0.25,
+        intercept_scaling: float = 0.5,
+        radius_share: float = 0.1,
         classes: Any = None,
         rng: Any = None,
         accountant: Any = None,
@@ -135,6 +139,7 @@ class LogisticRegression(_LinearClassifier):
         self.perturbation = perturbation
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.radius_share = radius_share
         self.classes = classes
         self.rng = rng
         self.accountant = accountant
@@ -146,6 +151,7 @@ class LogisticRegression(_LinearClassifier):
             data_norm=self.data_norm,
             fit_intercept=self.fit_intercept,
             intercept_scaling=self.intercept_scaling,
+            radius_share=self.radius_share,
             classes=self.classes,
         )
 
@@ -197,6 +203,7 @@ class SVM(_LinearClassifier):
         perturbation: str = "objective",
         fit_intercept: bool = True,
         intercept_scaling: float = 0.25,
+        radius_share: float = 0.0,
         classes: Any = None,
         loss: str = "huber",
         huber_width: float = 0.5,
@@ -209,6 +216,7 @@ class SVM(_LinearClassifier):
         self.perturbation = perturbation
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.radius_share = radius_share
         self.classes = classes
         self.loss = loss
         self.huber_width = huber_width
@@ -224,5 +232,6 @@ class SVM(_LinearClassifier):
             data_norm=self.data_norm,
             fit_intercept=self.fit_intercept,
             intercept_scaling=self.intercept_scaling,
+            radius_share=self.radius_share,
             classes=self.classes,
         )

@@ -240,7 +240,7 @@ def test_with_the_solver_noise_off_the_release_is_the_certified_solver_point(rng
     n, d, reg, eps = 200, 3, 0.01, 2.0
     X = rng.normal(size=(n, d)) / 3
     y = (X[:, 0] > 0).astype(int)
-    mech = LogisticRegression(reg, data_norm=1.0, fit_intercept=False, classes=[0, 1])
+    mech = LogisticRegression(reg, data_norm=1.0, fit_intercept=False, classes=[0, 1], radius_share=0.0)
     w = mech.release_response(dp.Eps(eps), (X, y), rng=4).response.coef[0]
     eps1 = (eps - 0.01 * eps) * (1 - 2.0**-40)
     eps_prime, extra = _erm.objective_perturbation_budget(eps1, n, reg, 0.25)

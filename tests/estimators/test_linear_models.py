@@ -169,7 +169,9 @@ def test_one_vs_rest_splits_epsilon_across_the_classes(rng):
     """K = 3 classes: each one-vs-rest problem gets ε/3, noise ~ Gamma(p, 2K/(nΛε)); ε per class is caught."""
     n, d, reg, eps = 60, 2, 0.1, 3.0
     X, y = _blobs(rng, n=n, d=d, classes=(0, 1, 2))
-    mech = LogisticRegression(reg, perturbation="output", data_norm=1.0, fit_intercept=False, classes=[0, 1, 2])
+    mech = LogisticRegression(
+        reg, perturbation="output", data_norm=1.0, fit_intercept=False, classes=[0, 1, 2], radius_share=0.0
+    )
     problem = build_problem((X, y), data_norm=1.0, fit_intercept=False, classes=(0, 1, 2))
     f_star = np.stack([_erm.minimise(X, np.where(problem.codes == k, 1.0, -1.0), _erm.LOGISTIC, reg) for k in range(3)])
     draws = mech._sample_many(problem, dp.Eps(eps), np.random.default_rng(1), 300).reshape(300, 3, d + 1)
@@ -414,7 +416,7 @@ def test_a_sensitivity_below_the_derived_one_is_refused(estimator, perturbation,
 def test_a_sampled_sensitivity_below_the_bound_is_kept_with_its_random_dp_guarantee(rng):
     """The sampler (output perturbation) may set a smaller sensitivity: the release then reports a Gam."""
     X, y = _blobs(rng, n=100)
-    mech = LogisticRegression(1.0, perturbation="output", data_norm=1.0, classes=[0, 1])
+    mech = LogisticRegression(1.0, perturbation="output", data_norm=1.0, classes=[0, 1], radius_share=0.0)
 
     def oracle(n, rng):
         Xo, yo = _blobs(rng, n=n)
@@ -694,20 +696,23 @@ def test_default_reg_lambda_is_auto_and_a_function_of_public_quantities_only(rng
     assert LogisticRegression(data_norm=1.0).reg_lambda == "auto" and SVM(data_norm=1.0).reg_lambda == "auto"
     X1, y1 = _blobs(rng, n=300, d=4, classes=(0, 1, 2))
     X2, y2 = _blobs(rng, n=300, d=4, classes=(0, 1, 2), sep=0.1)
-    for cls, pert, c in [(LogisticRegression, "objective", 0.25), (SVM, "objective", 1.0), (SVM, "output", 0.0)]:
+    # LogisticRegression spends 10% of ε on the private radius first (ε_fit = 0.9ε, rounded down); SVM none.
+    fit = (2.0 - 0.1 * 2.0) * (1.0 - 2.0**-40)
+    cases = [(LogisticRegression, "objective", 0.25, fit), (SVM, "objective", 1.0, 2.0), (SVM, "output", 0.0, 2.0)]
+    for cls, pert, c, eps_fit in cases:
         mech = cls(perturbation=pert, data_norm=1.0, classes=[0, 1, 2])
         regs = {mech.release_response(dp.Eps(2.0), D, rng=0).response.reg_lambda for D in ((X1, y1), (X2, y2))}
-        assert regs == {_erm.default_reg_lambda(300, 5, 2.0 / 3, c)}
-    # Two classes: one problem at the full ε.
+        assert regs == {_erm.default_reg_lambda(300, 5, eps_fit / 3, c)}
+    # Two classes: one problem at the full ε_fit.
     assert LogisticRegression(data_norm=1.0, fit_intercept=False, classes=[0, 1]).release_response(
         dp.Eps(2.0), (X1[y1 < 2], y1[y1 < 2]), rng=0
-    ).response.reg_lambda == _erm.default_reg_lambda(200, 4, 2.0, 0.25)
+    ).response.reg_lambda == _erm.default_reg_lambda(200, 4, fit, 0.25)
     # The facades default to the same rule; sensitivity_norm still measures nΛ‖Δf‖ ≤ 2 (over the default grid).
     pytest.importorskip("sklearn")
     from diffpriv_py.sklearn import LogisticRegression as SkLR
 
     clf = SkLR(epsilon=2.0, data_norm=1.0, classes=[0, 1, 2], rng=0).fit(X1, y1)
-    assert clf.reg_lambda == "auto" and clf.reg_lambda_ == _erm.default_reg_lambda(300, 5, 2.0 / 3, 0.25)
+    assert clf.reg_lambda == "auto" and clf.reg_lambda_ == _erm.default_reg_lambda(300, 5, fit / 3, 0.25)
     X1b, y1b = X1.copy(), y1.copy()
     X1b[0], y1b[0] = -X1b[0], (y1b[0] + 1) % 3
     assert 0.0 < LogisticRegression(data_norm=1.0, classes=[0, 1, 2]).sensitivity_norm((X1, y1), (X1b, y1b)) <= 2.0
@@ -816,7 +821,9 @@ def _kit_cases() -> list[MechCase]:
             audit_n=1000,  # one exact solve per sample
         ),
         MechCase(
-            mechanism=LogisticRegression(0.1, perturbation="output", data_norm=1.0, classes=[0, 1, 2]),
+            mechanism=LogisticRegression(
+                0.1, perturbation="output", data_norm=1.0, classes=[0, 1, 2], radius_share=0.0
+            ),
             privacy_params=eps,
             dataset=(X, y),
             neighbour=(X2, y2),

@@ -100,7 +100,7 @@ DERIVED = {
         False,
     ),
     "LogisticRegression-output": (
-        lambda: LogisticRegression(0.1, perturbation="output", data_norm=1.0, classes=(0, 1)),
+        lambda: LogisticRegression(0.1, perturbation="output", data_norm=1.0, classes=(0, 1), radius_share=0.0),
         (_X, _LABELS),
         dp.Eps(1.0),
         True,
