@@ -82,12 +82,14 @@ def factorize_codes(key: np.ndarray) -> tuple[np.ndarray, int]:
 def _runs(sorted_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first position, length) of every run of equal values of a sorted array."""
     first = np.flatnonzero(run_starts(sorted_key))
-    return first, np.diff(np.append(first, sorted_key.shape[0]))
+    size: np.ndarray = np.diff(np.append(first, sorted_key.shape[0]))
+    return first, size
 
 
 def _rank_in_run(first: np.ndarray, size: np.ndarray) -> np.ndarray:
     """0, 1, … within every run (runs given by their first position and length, covering the whole array)."""
-    return np.arange(int(size.sum())) - np.repeat(first, size)
+    rank: np.ndarray = np.arange(int(size.sum())) - np.repeat(first, size)
+    return rank
 
 
 def _lowest(run: np.ndarray, priority: np.ndarray, limit: int) -> np.ndarray:

@@ -66,6 +66,10 @@ class PairResult:
     confirm: AuditReport | None = None
 
 
+def _plan_size(name: str, value: Any, minimum: int) -> None:
+    check_int(value, name, minimum=minimum, owner="SearchPlan")
+
+
 @attrs.frozen
 class SearchPlan:
     """The sizes a :func:`search_audit` chose from its time budget: pass it back as ``plan=`` with the same ``rng``
@@ -81,10 +85,10 @@ class SearchPlan:
         Sample sizes of the explore and confirm audits.
     """
 
-    screened: int = attrs.field(converter=lambda v: check_int(v, "screened", minimum=0, owner="SearchPlan"))
-    explored: int = attrs.field(converter=lambda v: check_int(v, "explored", minimum=0, owner="SearchPlan"))
-    n_explore: int = attrs.field(converter=lambda v: check_int(v, "n_explore", minimum=1, owner="SearchPlan"))
-    n_confirm: int = attrs.field(converter=lambda v: check_int(v, "n_confirm", minimum=1, owner="SearchPlan"))
+    screened: int = attrs.field(validator=lambda _, a, v: _plan_size(a.name, v, 0))
+    explored: int = attrs.field(validator=lambda _, a, v: _plan_size(a.name, v, 0))
+    n_explore: int = attrs.field(validator=lambda _, a, v: _plan_size(a.name, v, 1))
+    n_confirm: int = attrs.field(validator=lambda _, a, v: _plan_size(a.name, v, 1))
 
 
 @attrs.frozen
