@@ -16,7 +16,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-__all__ = ["Bounded", "bound_contributions", "factorize_codes", "label_hashes", "mix64", "run_starts"]
+__all__ = ["Bounded", "bound_contributions", "label_hashes", "mix64", "run_starts"]
 
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -67,18 +67,6 @@ def run_starts(*keys: np.ndarray) -> np.ndarray:
     return start
 
 
-def factorize_codes(key: np.ndarray) -> tuple[np.ndarray, int]:
-    """Codes 0, 1, … of the distinct integers of ``key`` (in order of first appearance, by hashing: no sort) and
-    how many there are; ``np.unique``'s sorted numbering without pandas."""
-    try:
-        import pandas as pd
-    except ImportError:
-        uniques, codes = np.unique(key, return_inverse=True)
-        return codes.reshape(-1).astype(np.intp, copy=False), int(uniques.shape[0])
-    codes, uniques = pd.factorize(key, sort=False)
-    return codes.astype(np.intp, copy=False), int(uniques.shape[0])
-
-
 def _runs(sorted_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first position, length) of every run of equal values of a sorted array."""
     first = np.flatnonzero(run_starts(sorted_key))
@@ -118,10 +106,6 @@ class Bounded:
     keep: np.ndarray
     pair_person: np.ndarray
     pair_group: np.ndarray
-
-    def people_per_group(self, n_groups: int) -> np.ndarray:
-        """Number of distinct people of every group 0 … ``n_groups`` − 1 after bounding (int64)."""
-        return np.bincount(self.pair_group, minlength=n_groups).astype(np.int64)
 
 
 def bound_contributions(
