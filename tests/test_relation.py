@@ -151,7 +151,7 @@ def _lone_hits(g: int, params: dp.Del, selection: str, runs: int, n_people: int)
     return hit
 
 
-@pytest.mark.parametrize("selection", ["threshold", "weighted_gaussian"])
+@pytest.mark.parametrize("selection", ["threshold", "weighted_gaussian", "truncated_geometric"])
 @pytest.mark.parametrize("g", [1, 4])
 def test_an_added_person_alone_in_their_groups_has_one_released_at_most_at_rate_delta(selection, g):
     """δ = 0.3 so the rate is measurable: the share of lone people with any group released is ≤ the δ the selection
@@ -159,7 +159,7 @@ def test_an_added_person_alone_in_their_groups_has_one_released_at_most_at_rate_
     params = dp.Del(1.0, 0.3)
     runs, n_people = 10, 2000
     hit = _lone_hits(g, params, selection, runs, n_people)
-    bound = params.delta if selection == "threshold" else params.delta / 2
+    bound = params.delta / 2 if selection == "weighted_gaussian" else params.delta
     assert sps.beta.ppf(P_FALSE_ALARM, hit, runs * n_people - hit + 1) <= bound
 
 
@@ -189,7 +189,7 @@ def _pair() -> tuple[tuple, tuple]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("selection", ["threshold", "weighted_gaussian"])
+@pytest.mark.parametrize("selection", ["threshold", "weighted_gaussian", "truncated_geometric"])
 def test_audit_does_not_refute_an_added_person_who_alone_makes_two_groups_exist(selection):
     d1, d2 = _pair()
     inner = GroupBy(statistics=("count", "mean"), bounds=(0, 1), max_groups=2, selection=selection, neighbouring=AR)
@@ -220,3 +220,64 @@ def test_search_audit_checks_an_add_remove_mechanism_against_its_replace_one_imp
     report = search_audit(mech, data, dp.Eps(1.0), rng=0, time_budget=3)
     assert report.passed, report
     assert all(p.confirm.claim == dp.Eps(2.0) for p in report.confirmed)
+
+
+# ---- truncated geometric selection -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-6), (0.05, 1e-9), (3.0, 0.2), (1e-3, 1e-5)])
+def test_the_keep_table_meets_both_dp_inequalities_for_what_is_sampled(eps, delta):
+    """For counts n − 1 and n, with q = p + 2⁻⁵³ the most ``rng.random() < p`` can give: q(n) ≤ e^ε·π(n−1) + δ and
+    1 − π(n−1) ≤ e^ε·(1 − q(n)) + δ (checked in exact rationals); π rises to 1 and is the largest such sequence up
+    to the float slack (each step within 16(e^ε + 1)·2⁻⁵² of the bound it meets)."""
+    from fractions import Fraction as F
+
+    plan = _selection_plan(eps, delta)
+    keep = plan.keep
+    assert keep[0] == 0 and keep[-1] == 1 and np.all(np.diff(keep) >= 0)
+    e = F(math.exp(eps)) * (1 + F(1, 2**50))  # e^ε rounded up, generously
+    d, ulp = F(delta), F(1, 2**53)
+    slack = 16 * (math.exp(eps) + 1) * 2.0**-52
+    for n in range(1, keep.size):
+        prev, cur = F(float(keep[n - 1])), F(float(keep[n]))
+        q = min(cur + ulp, F(1))  # the largest probability the comparison with rng.random() can give
+        assert q <= e * prev + d
+        assert 1 - prev <= e * (1 - q) + d
+        tight = min(math.exp(eps) * keep[n - 1] + delta, 1 - math.exp(-eps) * (1 - keep[n - 1] - delta), 1.0)
+        assert keep[n] >= tight - slack
+
+
+def _selection_plan(eps: float, delta: float):
+    from diffpriv_py.stats._selection import TruncatedGeometric
+
+    return TruncatedGeometric.of(dp.Del(eps, delta), 1, AR)
+
+
+def test_auto_under_add_remove_picks_the_policy_needing_fewest_people_from_public_numbers():
+    mech = GroupBy(max_groups=1, neighbouring=AR, statistics=("count", "mean"), bounds=(0, 1))
+    select = mech.split(dp.Del(1.0, 1e-6))[0]
+    assert mech.selection_policy(select) == "truncated_geometric"
+    assert GroupBy(max_groups=1).selection_policy(select) == "threshold"  # replace-one default: bit for bit as before
+    assert GroupBy(max_groups=10, neighbouring=AR).selection_policy(select) == "weighted_gaussian"
+
+
+def test_a_truncated_geometric_below_its_range_is_refused_before_the_charge():
+    acc = dp.Accountant(dp.Del(10.0, 1e-3))
+    with pytest.raises(ValueError, match="truncated_geometric"):
+        dp.stats.groupby(
+            np.array(["a", "b"]), dp.Del(1.0, 1e-15), selection="truncated_geometric", neighbouring=AR, accountant=acc
+        )
+    assert acc.spent.epsilon == 0
+
+
+@pytest.mark.slow
+def test_the_add_remove_audit_catches_a_keep_table_for_a_larger_delta(monkeypatch):
+    """Mutant: the keep probabilities computed for 20·δ: the audit of the lone-person pair refutes (1, 0.05)."""
+    from diffpriv_py.stats import _selection
+
+    real = _selection._keep_table
+    monkeypatch.setattr(_selection, "_keep_table", lambda eps, delta: real(eps, min(0.9, 20 * delta)))
+    d1, d2 = _pair()
+    inner = GroupBy(max_groups=2, selection="truncated_geometric", neighbouring=AR)
+    mech = Flattened(inner=inner, labels=("big", "rare1", "rare2"))
+    assert not audit(mech, d1, d2, dp.Del(1.0, 0.05), n=2000, rng=1).passed

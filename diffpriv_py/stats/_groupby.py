@@ -38,7 +38,7 @@ from ..noise import laplace_epsilon_reserve, two_sided_geometric
 from ..privacy import Del, Eps
 from ._common import MECHANISMS, MechanismName, check_bounds, check_choice
 from ._quantile import _cached_grid, _draw_candidates_grouped, _GroupedCells, _n_candidates, default_n_candidates
-from ._selection import SELECTIONS, WeightedGaussian
+from ._selection import SELECTIONS, TruncatedGeometric, WeightedGaussian
 
 __all__ = ["GROUPBY_STATISTICS", "GroupBy", "GroupByResult", "groupby"]
 
@@ -217,9 +217,10 @@ class GroupBy(ComposedMech):
     columns : sequence of str or None, default None
         Public names of several value columns released together (results ``<column>_<statistic>``); ``None``: one
         unnamed value column (results ``<statistic>``).
-    selection : {"auto", "threshold", "weighted_gaussian"}, default "auto"
+    selection : {"auto", "threshold", "weighted_gaussian", "truncated_geometric"}, default "auto"
         Partition-selection policy (private keys only): the noisy count of people per group against a threshold,
-        or set-union selection by weighted Gaussian (see Notes); "auto" chooses from public numbers only.
+        set-union selection by weighted Gaussian, or the truncated geometric keep probabilities (see Notes);
+        "auto" chooses from public numbers only.
     neighbouring : {"replace_one", "add_remove"}, default "replace_one"
         The neighbouring relation of the guarantee (see Notes).
     max_people : int or None, default None
@@ -338,7 +339,20 @@ class GroupBy(ComposedMech):
     whose people each fill all G groups reaches the median release at ρ·√G people under the weighted Gaussian
     and at τ people under the threshold (people in fewer groups weigh more, which only favours the weighted
     Gaussian). For Del(1, 10⁻⁶) and count + mean (ε_s = ½): τ = 120, 316, 658 and ρ·√G = 88, 143, 206 at
-    G = 2, 5, 10.
+    G = 2, 5, 10. Under add/remove, "auto" takes the fewest such people among the threshold, the weighted
+    Gaussian and the truncated geometric (below), whatever G.
+
+    **Truncated geometric selection** (``selection="truncated_geometric"``; Desfontaines, Voss, Gipson &
+    Mandayam, "Differentially private partition selection", PoPETs 2022). A candidate with N_g people is released
+    with probability π(N_g): π(0) = 0, π(n) = min(e^ε·π(n−1) + δ′, 1 − e^{−ε}(1 − π(n−1) − δ′), 1), at
+    (ε, δ) = (ε_s/G, δ_s/G) under add/remove and (ε_s/(2G), δ_s/((1 + e^{ε_s/2})G)) under replace-one, with
+    δ′ = δ − 8(e^ε + 1)·2⁻⁵². Proof (add/remove): a person changes at most G counts by one; for one count n − 1
+    against n, π(n) ≤ e^ε·π(n−1) + δ and 1 − π(n−1) ≤ e^ε(1 − π(n)) + δ (and the reverse inequalities, π being
+    non-decreasing), so each group's decision is (ε, δ)-DP — a group the person alone makes exist is the case
+    n = 1, π(1) ≤ δ — and the ≤ G affected decisions, independent given the counts, compose to (ε_s, δ_s). For what
+    is sampled, ``rng.random() < π`` has probability in [π, π + 2⁻⁵³), and the recursion is computed within a few
+    ulps: the shaved δ′ covers both (:func:`~diffpriv_py.stats._selection._keep_table`). Replace-one is a removal
+    and an addition: group privacy turns the add/remove pair above into (ε_s, δ_s).
 
     **Public keys.** Every key is released, in the order given (an absent one as an empty group), and no other
     label, whatever the data; no budget goes to selection. Rows whose label is not a key are dropped *before*
@@ -598,20 +612,31 @@ class GroupBy(ComposedMech):
     def selection_policy(self, select: Eps) -> str:
         """The partition-selection policy used with selection parameters ``select``: ``selection`` itself, or for
         "auto" the one needing fewer people for a group to be released with probability ½, from public numbers
-        only (G, ε_s, δ_s): "threshold" at G = 1 (bit for bit the release before set-union selection existed),
-        else "weighted_gaussian" iff ρ·√G < τ (ρ·√G people of weight 1/√G each reach ρ; τ people reach τ)."""
+        only (G, ε_s, δ_s, the relation): under replace-one "threshold" at G = 1 (bit for bit the release before
+        set-union selection existed), else "weighted_gaussian" iff ρ·√G < τ (ρ·√G people of weight 1/√G each reach
+        ρ; τ people reach τ); under add/remove the fewest such people among the three policies."""
         if self.selection != "auto":
             return self.selection
-        if self.max_groups == 1:
+        if self.max_groups == 1 and self.neighbouring == "replace_one":
             return "threshold"
-        try:
-            union = WeightedGaussian.of(select, self.max_groups, 1, self.neighbouring)
-        except (
-            OverflowError,
-            ValueError,
-        ):  # beyond the safe Gaussian's range (e.g. ε_s ≥ 500): the threshold still works
-            return "threshold"
-        return "weighted_gaussian" if union.people_at_half() < self.threshold(select)[1] else "threshold"
+        plans: dict[str, Callable[[], float]] = {
+            "threshold": lambda: float(self.threshold(select)[1]),
+            "weighted_gaussian": lambda: WeightedGaussian.of(
+                select, self.max_groups, 1, self.neighbouring
+            ).people_at_half(),
+        }
+        if self.neighbouring == "add_remove":
+            plans["truncated_geometric"] = lambda: TruncatedGeometric.of(
+                select, self.max_groups, "add_remove"
+            ).people_at_half()
+        at_half = {}
+        for name, plan in plans.items():
+            try:
+                at_half[name] = plan()
+            except (OverflowError, ValueError):  # beyond a policy's range (e.g. the safe Gaussian at ε_s ≥ 500)
+                continue
+        # Ties: the first listed. None in range: the threshold, whose check before the charge then says why.
+        return min(at_half, key=lambda name: at_half[name], default="threshold")
 
     # ---- template hooks ----------------------------------------------------------------------------------------------
 
@@ -632,7 +657,8 @@ class GroupBy(ComposedMech):
             laplace_epsilon_reserve(select.epsilon, 2 * self.max_groups)
             try:  # τ and ρ depend on public parameters only: computed here so that they never fail after the charge
                 self.threshold(select)
-                if self.selection_policy(select) == "weighted_gaussian":
+                policy = self.selection_policy(select)
+                if policy == "weighted_gaussian":
                     WeightedGaussian.of(select, self.max_groups, 1, self.neighbouring)  # smallest σ: strictest check
             except (OverflowError, ValueError):
                 raise ValueError(
@@ -641,6 +667,8 @@ class GroupBy(ComposedMech):
                     f"selection='weighted_gaussian', outside the safe Gaussian's range). Pass a smaller epsilon "
                     "(the selection's threshold stops improving long before that) or the public keys=[...]."
                 ) from None
+            if policy == "truncated_geometric":  # its own error names the limit and the fix
+                TruncatedGeometric.of(select, self.max_groups, self.neighbouring)
 
     def _check_dataset(self, X: Any) -> Any:
         owner = "dp.stats.groupby"
@@ -773,9 +801,13 @@ class GroupBy(ComposedMech):
             pair_person, pair_group = bounded.pair_person, bounded.pair_group
         else:  # every row is a person, in one group
             pair_person, pair_group = np.arange(by_codes.shape[0]), by_codes
-        if select is not None and self.selection_policy(select) == "weighted_gaussian":
+        policy = None if select is None else self.selection_policy(select)
+        if select is not None and policy == "weighted_gaussian":
             union = WeightedGaussian.of(select, self.max_groups, self.people_bound(n_people), self.neighbouring)
             released = union.release(pair_person, pair_group, n_groups, rng)
+        elif select is not None and policy == "truncated_geometric":
+            people = np.bincount(pair_group, minlength=n_groups)
+            released = TruncatedGeometric.of(select, self.max_groups, self.neighbouring).release(people, rng)
         elif select is not None:
             people = np.bincount(pair_group, minlength=n_groups).astype(np.int64)
             # The candidates are the groups that still hold a person (hence a kept row: max_rows ≥ 1) after
@@ -1365,12 +1397,14 @@ def groupby(
         Larger limits keep more data but add proportionally more noise.
     mechanism : {"laplace", "gaussian"}, default "laplace"
         Noise of the aggregates (integer-valued for counts with Laplace).
-    selection : {"auto", "threshold", "weighted_gaussian"}, default "auto"
+    selection : {"auto", "threshold", "weighted_gaussian", "truncated_geometric"}, default "auto"
         Partition-selection policy when ``keys`` is None (see :class:`GroupBy`): a noisy count of people per group
-        against a threshold, or set-union selection (each person spreads an L2 weight of 1 over their kept groups,
-        Gaussian noise, a threshold), which releases more groups when ``max_groups`` > 1. "auto" picks from public
-        numbers only (``max_groups``, ε, δ): "threshold" at ``max_groups`` = 1, else the one whose group of
-        people in ``max_groups`` groups each is released at a smaller size.
+        against a threshold, set-union selection (each person spreads an L2 weight of 1 over their kept groups,
+        Gaussian noise, a threshold), which releases more groups when ``max_groups`` > 1, or the truncated
+        geometric (each group kept with the largest probability its number of people allows). "auto" picks from
+        public numbers only (``max_groups``, ε, δ, ``neighbouring``): under replace-one "threshold" at
+        ``max_groups`` = 1, else the one whose group of people in ``max_groups`` groups each is released at a
+        smaller size (under add/remove, among all three).
     neighbouring : {"replace_one", "add_remove"}, default "replace_one"
         The neighbouring relation ``privacy_params`` are stated for: one person's rows replaced by another's (the
         number of people is public; the library's relation), or one person's rows added or removed (the number of

@@ -22,9 +22,9 @@ from ..mechanisms.gaussian import analytic_gaussian_sigma
 from ..noise import gaussian_grid_calibration, grid_gaussian
 from ..privacy import Eps
 
-__all__ = ["SELECTIONS", "WEIGHT_BITS", "WeightedGaussian", "weight_units"]
+__all__ = ["SELECTIONS", "WEIGHT_BITS", "TruncatedGeometric", "WeightedGaussian", "weight_units"]
 
-SELECTIONS = ("auto", "threshold", "weighted_gaussian")
+SELECTIONS = ("auto", "threshold", "weighted_gaussian", "truncated_geometric")
 
 WEIGHT_BITS = 20
 """A person in t groups gives each ⌊2²⁰/√t⌋·2⁻²⁰ ≤ 1/√t: integers on a power-of-two grid, summed exactly."""
@@ -100,3 +100,80 @@ def _plan(epsilon: float, delta: float, g: int, n_people: int, relation: Relatio
         rho = max(rho, float(k[t]) * 2.0**-WEIGHT_BITS + sigma * z * (1.0 + 2.0**-30))
     # 2r covers the grid rounding of the lone weight and the sampler's nearest-integer discretisation (Notes).
     return WeightedGaussian(max_groups=g, r=r, sigma=sigma, rho=math.nextafter(rho + 2.0 * r, math.inf))
+
+
+_MAX_TABLE = 1 << 20
+"""Most people a group may need before the truncated geometric's keep probability reaches 1 (a table that long
+means ε_s/G below about 10⁻⁵; the policy is refused there, before the charge)."""
+
+
+@attrs.frozen(eq=False)
+class TruncatedGeometric:
+    """The optimal partition selection for a count of people (Desfontaines, Voss, Gipson & Mandayam, "Differentially
+    private partition selection", PoPETs 2022; PipelineDP's default), for one (ε_s, δ_s), G and relation.
+
+    ``keep[n]`` is the probability of releasing a group of n people (n ≥ len(keep) − 1: 1). See :meth:`of`."""
+
+    keep: np.ndarray
+    epsilon: float
+    delta: float
+
+    @classmethod
+    def of(cls, select: Eps, max_groups: int, relation: Relation = "replace_one") -> TruncatedGeometric:
+        """Plan for selection parameters (ε_s, δ_s), G groups per person and the neighbouring ``relation``.
+
+        Per group, under add/remove, the pair (ε, δ) = (ε_s/G, δ_s/G); under replace-one the add/remove pair that
+        implies (ε_s, δ_s) by group privacy, (ε_s/(2G), δ_s/((1 + e^{ε_s/2})G)). Raises ``ValueError`` when δ is below
+        2⁻⁴⁰ (the float slack would eat it) or the table would be longer than 2²⁰.
+        """
+        g = max_groups
+        if relation == "replace_one":
+            epsilon, delta = select.epsilon / 2.0, select.delta / (1.0 + math.exp(select.epsilon / 2.0))
+        else:
+            epsilon, delta = select.epsilon, select.delta
+        return _keep_table(epsilon / g, delta / g)
+
+    def release(self, people: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The released groups (ascending codes) among those holding a person: group g w.p. keep[people[g]]."""
+        candidates = np.flatnonzero(people > 0)
+        n = np.minimum(people[candidates], self.keep.shape[0] - 1)
+        released: np.ndarray = candidates[rng.random(candidates.shape[0]) < self.keep[n]]
+        return released
+
+    def people_at_half(self) -> float:
+        """The smallest number of people a group is released with probability ≥ ½ at (compared by ``auto``)."""
+        return float(np.searchsorted(self.keep, 0.5))
+
+
+@functools.lru_cache(maxsize=64)
+def _keep_table(epsilon: float, delta: float) -> TruncatedGeometric:
+    """π(0) = 0, π(n) = min(e^ε·π(n−1) + δ′, 1 − e^{−ε}·(1 − π(n−1) − δ′), 1) until π = 1, for a δ′ below δ.
+
+    *Proof.* For neighbours whose counts are n − 1 and n (a person added to or removed from the group), releasing
+    with probability π(count) is (ε, δ)-DP iff π(n) ≤ e^ε·π(n−1) + δ and 1 − π(n−1) ≤ e^ε·(1 − π(n)) + δ, which the
+    recursion meets with equality where it is not 1 (it is the largest such sequence: Desfontaines et al. 2022).
+    *Floats.* A comparison U < p of ``rng.random()`` (a multiple of 2⁻⁵³) with p happens with probability
+    q ∈ [p, p + 2⁻⁵³), and each computed π(n) (with e^{±ε} themselves rounded) is within 4·2⁻⁵³ of the formula
+    applied to the stored π(n − 1). So the probabilities actually sampled meet the first inequality with
+    δ′ + 5·2⁻⁵³ and the second with δ′ + 5e^ε·2⁻⁵³ in place of δ, both at most δ for the choice
+    δ′ = δ − 8(e^ε + 1)·2⁻⁵² (refused unless δ′ ≥ δ/2).
+    """
+    slack = 8.0 * (math.exp(epsilon) + 1.0) * 2.0**-52
+    small = delta - slack
+    if not (delta >= 2.0**-40 and small >= delta / 2.0):
+        raise ValueError(
+            f"truncated_geometric partition selection needs a per-group delta of at least 2**-40 (about 1e-12), "
+            f"far above the float slack; got {delta!r}. Pass a larger delta or selection='threshold'."
+        )
+    up, down = math.exp(epsilon), math.exp(-epsilon)
+    keep = [0.0]
+    while keep[-1] < 1.0:
+        if len(keep) > _MAX_TABLE:
+            raise ValueError(
+                f"truncated_geometric partition selection at a per-group epsilon of {epsilon!r} needs more than "
+                f"{_MAX_TABLE} people per group before a group is surely released; pass a larger epsilon or "
+                "selection='threshold'."
+            )
+        prev = keep[-1]
+        keep.append(min(up * prev + small, 1.0 - down * (1.0 - prev - small), 1.0))
+    return TruncatedGeometric(keep=np.array(keep), epsilon=epsilon, delta=delta)
