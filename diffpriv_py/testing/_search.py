@@ -702,22 +702,18 @@ def search_audit(
     else:
         n_explore, explore = plan.n_explore, explore[: plan.explored]
     explore_seeds = [int(s.generate_state(1)[0]) for s in explore_seq.spawn(len(explore))]
+
+    def audited(pair: _Pair, level: float, n: int, seed: int) -> AuditReport:
+        # Replace-one pairs: an add/remove mechanism is held to the replace-one guarantee it implies.
+        return audit(mechanism, pair.first, pair.second, params, alpha=level, n=n, rng=seed, relation="replace_one")
+
     ranked, drawn, explored, explore_started = [], 0, 0, time.perf_counter()
     for k, (priority, order, pair, result) in enumerate(explore):
         if plan is None and k >= 2 and time.perf_counter() - started > (_SCREEN_SHARE + _EXPLORE_SHARE) * time_budget:
             break
         explored = k + 1
         try:
-            report = audit(
-                mechanism,
-                pair.first,
-                pair.second,
-                params,
-                alpha=_EXPLORE_ALPHA,
-                n=n_explore,
-                rng=explore_seeds[k],
-                relation="replace_one",
-            )
+            report = audited(pair, _EXPLORE_ALPHA, n_explore, explore_seeds[k])
         except Exception:  # a pair the mechanism cannot release on is reported by the screen
             continue
         drawn += 2 * n_explore
@@ -735,16 +731,7 @@ def search_audit(
     confirm_seeds = [int(s.generate_state(1)[0]) for s in confirm_seq.spawn(max(1, len(chosen)))]
     for j, k in enumerate(chosen):
         priority, order, pair, result = explore[k]
-        report = audit(
-            mechanism,
-            pair.first,
-            pair.second,
-            params,
-            alpha=level,
-            n=n_confirm,
-            rng=confirm_seeds[j],
-            relation="replace_one",
-        )
+        report = audited(pair, level, n_confirm, confirm_seeds[j])
         explore[k] = (priority, order, pair, attrs.evolve(result, confirm=report))
 
     results = [t[3] for t in explore] + [t[3] for t in screened[explore_pairs:]]
