@@ -3,6 +3,7 @@ private partition selection (the set of released groups is itself private unless
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -801,26 +802,9 @@ class GroupBy(ComposedMech):
             pair_person, pair_group = bounded.pair_person, bounded.pair_group
         else:  # every row is a person, in one group
             pair_person, pair_group = np.arange(by_codes.shape[0]), by_codes
-        policy = None if select is None else self.selection_policy(select)
-        if select is not None and policy == "weighted_gaussian":
-            union = WeightedGaussian.of(select, self.max_groups, self.people_bound(n_people), self.neighbouring)
-            released = union.release(pair_person, pair_group, n_groups, rng)
-        elif select is not None and policy == "truncated_geometric":
-            people = np.bincount(pair_group, minlength=n_groups)
-            released = TruncatedGeometric.of(select, self.max_groups, self.neighbouring).release(people, rng)
-        elif select is not None:
-            people = np.bincount(pair_group, minlength=n_groups).astype(np.int64)
-            # The candidates are the groups that still hold a person (hence a kept row: max_rows ≥ 1) after
-            # bounding, never the raw labels: a label whose rows were all dropped by the bounding exists in one
-            # neighbour only, and noising it would release it at the rate of its noise alone, without the union bound
-            # over the ≤ G groups one person can create (see the class Notes). With no group emptied the candidates
-            # are all groups and the draws are the same as before.
-            candidates = np.flatnonzero(people > 0)
-            t, tau = self.threshold(select)
-            noisy = people[candidates] + two_sided_geometric(candidates.shape, t, rng)
-            released = candidates[noisy >= tau]
-        else:
-            released = np.arange(n_groups)
+        people = np.bincount(pair_group, minlength=n_groups).astype(np.int64)
+        weights = functools.partial(WeightedGaussian.weights, pair_person, pair_group, n_groups, self.max_groups)
+        released = self._select(select, n_people, people, weights, rng)
         # Per-group sums of the released groups only (the others are never looked at again): the slot of every
         # original row, −1 for rows dropped by the keys, the bounding or the selection.
         slot = np.full(n_groups, -1)
@@ -833,6 +817,33 @@ class GroupBy(ComposedMech):
             # the released labels alone, so the result's dtype says nothing about the groups that were not released.
             keys = np.array(keys.tolist(), dtype=keys.dtype.kind)
         return self._sized(n_people, parts)._aggregate(keys, row_slot, values, released.size, parts, n_people, rng)
+
+    def _select(
+        self,
+        select: Eps | None,
+        n_people: int,
+        people: np.ndarray,
+        weights: Callable[[], np.ndarray],
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """The released group codes (ascending), from each group's number of people after bounding and, for the
+        weighted Gaussian, its total weight (``weights()``). The candidates are the groups that still hold a person
+        (hence a kept row: max_rows ≥ 1) after bounding, never the raw labels: a label whose rows were all dropped
+        by the bounding exists in one neighbour only, and noising it would release it at the rate of its noise
+        alone, without the union bound over the ≤ G groups one person can create (see the class Notes)."""
+        if select is None:
+            return np.arange(people.shape[0])
+        policy = self.selection_policy(select)
+        if policy == "weighted_gaussian":
+            union = WeightedGaussian.of(select, self.max_groups, self.people_bound(n_people), self.neighbouring)
+            return union.release(weights(), people, rng)
+        if policy == "truncated_geometric":
+            return TruncatedGeometric.of(select, self.max_groups, self.neighbouring).release(people, rng)
+        candidates = np.flatnonzero(people > 0)
+        t, tau = self.threshold(select)
+        noisy = people[candidates] + two_sided_geometric(candidates.shape, t, rng)
+        released: np.ndarray = candidates[noisy >= tau]
+        return released
 
     def _block_sums(self, block: Any, row_slot: np.ndarray, k: int) -> dict[str, Any]:
         """Exact integer per-group sums of one block ``(values, original row numbers)`` (Python-int arrays), and for
@@ -888,6 +899,12 @@ class GroupBy(ComposedMech):
 
                 rows = da.arange(n, chunks=n)  # rechunked to the values' blocks by map_reduce
             totals = map_reduce((values, rows), lambda b: self._block_sums(b, row_slot, k), combine=_add_block_sums)
+        return self._exact(totals)
+
+    def _exact(self, totals: dict[str, Any]) -> tuple[dict[str, np.ndarray], Any]:
+        """The exact integer totals of :meth:`_block_sums` as float64 vectors in released units (one rounding of an
+        exact integer each), and the quantiles' cells (None without quantiles)."""
+        totals = dict(totals)
         cells = totals.pop("cells", None)
         exact: dict[str, np.ndarray] = {}
         counts = totals["count"]
@@ -911,10 +928,15 @@ class GroupBy(ComposedMech):
         parts: list[Eps],
         n_people: int,
         rng: Any,
+        totals: dict[str | None, dict[str, Any]] | None = None,
     ) -> GroupByResult:
         columns = self.parts()
-        # Every column sums the same kept rows (one bounding, one selection): its exact sums and quantile cells.
-        sums = {c: sub._exact_sums(row_slot, values if c is None else values[c], k) for c, sub in columns}
+        # Every column sums the same kept rows (one bounding, one selection): its exact sums and quantile cells
+        # (from the per-column integer ``totals`` of the released groups when a distributed pass made them).
+        if totals is None:
+            sums = {c: sub._exact_sums(row_slot, values if c is None else values[c], k) for c, sub in columns}
+        else:
+            sums = {c: sub._exact(totals[c]) for c, sub in columns}
         noisy: dict[str | None, dict[str, np.ndarray]] = {c: {} for c, _ in columns}
         bars: dict[str | None, dict[str, Callable[[float], np.ndarray]]] = {c: {} for c, _ in columns}
         measurements = self.measurements()

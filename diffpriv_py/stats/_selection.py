@@ -60,17 +60,21 @@ class WeightedGaussian:
         """
         return _plan(select.epsilon, select.delta, max_groups, n_people, relation)
 
-    def release(
-        self, pair_person: np.ndarray, pair_group: np.ndarray, n_groups: int, rng: np.random.Generator
-    ) -> np.ndarray:
-        """The released groups (ascending codes) among those holding a kept row, from the kept (person, group) pairs
-        (each listed once); vectorised (two bincounts and one noise batch)."""
+    @staticmethod
+    def weights(pair_person: np.ndarray, pair_group: np.ndarray, n_groups: int, max_groups: int) -> np.ndarray:
+        """Every group's total weight in units of 2⁻ᴮ (exact Python ints), from the kept (person, group) pairs (each
+        listed once): a person who kept t groups gives each k_t."""
         from ._groupby import _group_sums  # the one exact per-group sum (that module imports this one)
 
         t = np.bincount(pair_person)[pair_person]  # the number of groups each pair's person kept, 1 … G
-        k = weight_units(self.max_groups)[t].astype(np.float64)
-        total = _group_sums(pair_group, k, n_groups)  # exact Python ints (k ≤ 2ᴮ)
-        candidates = np.flatnonzero(np.bincount(pair_group, minlength=n_groups) > 0)
+        k = weight_units(max_groups)[t].astype(np.float64)
+        total: np.ndarray = _group_sums(pair_group, k, n_groups)  # exact Python ints (k ≤ 2ᴮ)
+        return total
+
+    def release(self, total: np.ndarray, people: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The released groups (ascending codes) among those holding a person, from their total weights
+        (:meth:`weights`); one noise batch."""
+        candidates = np.flatnonzero(people > 0)
         # One correctly rounded conversion per group (paid for by the plan's allowance), then an exact power of two.
         weight = np.asarray(total[candidates], dtype=np.float64) * 2.0**-WEIGHT_BITS
         noisy = grid_gaussian(weight, self.r, self.sigma, rng)
