@@ -735,8 +735,11 @@ class GroupBy(ComposedMech):
         by, values, unit = output
         columns = list(values.values()) if isinstance(values, dict) else [values]
         if any(is_out_of_core(c) for c in [by, *columns, unit] if c is not None):
-            # The label columns are read into memory (one integer code per row); the values stay out of core and
-            # are streamed block by block in _exact_sums.
+            table = _DaskTable.of(by, values, unit, self)
+            if table is not None:
+                return table
+            # Otherwise the label columns are read into memory (one integer code per row); the values stay out of
+            # core and are streamed block by block in _exact_sums.
             by = _group_labels(_materialise(by), "dp.stats.groupby")
             unit = None if unit is None else _labels(_materialise(unit), "privacy_unit", "dp.stats.groupby")
             if unit is not None and unit.shape[0] != by.shape[0]:
@@ -755,8 +758,103 @@ class GroupBy(ComposedMech):
         )
 
     def _release(self, value: Any, privacy_params: Eps, rng: np.random.Generator) -> GroupByResult:
-        by, values, unit = value
         select, parts = self.split(privacy_params)
+        if isinstance(value, _DaskTable):
+            return self._release_distributed(value, select, parts, rng)
+        by, values, unit = value
+        # The bounding's key: the first draw after the charge (see bound_contributions).
+        key = None if unit is None else int(rng.integers(0, 2**63, dtype=np.int64))
+        labels, by_codes, rows_at, pair_person, pair_group, n_people = self._bounded(by, unit, key)
+        n_groups = labels.size
+        people = np.bincount(pair_group, minlength=n_groups).astype(np.int64)
+        weights = functools.partial(WeightedGaussian.weights, pair_person, pair_group, n_groups, self.max_groups)
+        released = self._select(select, n_people, people, weights, rng)
+        # Per-group sums of the released groups only (the others are never looked at again): the slot of every
+        # original row, −1 for rows dropped by the keys, the bounding or the selection.
+        slot = np.full(n_groups, -1)
+        slot[released] = np.arange(released.size)
+        row_slot = np.full(by.shape[0], -1)
+        row_slot[rows_at] = slot[by_codes]
+        keys = _released_labels(labels, released)
+        return self._sized(n_people, parts)._aggregate(keys, row_slot, values, released.size, parts, n_people, rng)
+
+    def _release_distributed(
+        self, table: _DaskTable, select: Eps | None, parts: list[Eps], rng: np.random.Generator
+    ) -> GroupByResult:
+        """The release on a dask table, bounded where the data live: the rows are shuffled by person (dask's own
+        shuffle), each partition bounds its people and makes its groups' exact integer totals, people and
+        selection weights (:meth:`_partition_totals`), and only those per-group tables travel; they are added
+        exactly by label, and selection and noise run as in memory. The kept rows are those of the in-memory
+        release (the bounding depends on each person's own rows and the key only), the totals are exact integers
+        and the draws come in the same order, so the release is the in-memory one bit for bit for a seed."""
+        from dask.base import compute
+        from dask.delayed import delayed
+
+        key = int(rng.integers(0, 2**63, dtype=np.int64))  # the first draw, as in memory
+        frame = table.frame().shuffle(on="unit")
+        pieces = [p for p in compute(*[delayed(self._partition_totals)(d, key) for d in frame.to_delayed()]) if p]
+        if not pieces:
+            raise ValueError("dp.stats.groupby needs at least one row; got an empty 'by' column.")
+        if self.keys is not None:
+            labels = pieces[0]["labels"]  # every part's labels are the public keys, in their order
+            where = [np.arange(labels.size)] * len(pieces)
+        else:
+            labels, codes = _factorize(np.concatenate([p["labels"] for p in pieces]))
+            where = np.split(codes, np.cumsum([p["labels"].size for p in pieces])[:-1])
+        n_groups = labels.size
+        people = np.zeros(n_groups, dtype=np.int64)
+        weight = np.zeros(n_groups, dtype=np.int64).astype(object)
+        totals: dict[str | None, dict[str, Any]] = {
+            c: {name: np.zeros(n_groups, dtype=np.int64).astype(object) for name in pieces[0]["totals"][c]}
+            for c, _ in self.parts()
+        }
+        for piece, at in zip(pieces, where, strict=True):  # a loop over partitions: exact integer additions
+            people[at] += piece["people"]
+            weight[at] += piece["weight"]
+            for c, named in piece["totals"].items():
+                for name, value in named.items():
+                    totals[c][name][at] += value
+        n_people = sum(p["n_people"] for p in pieces)
+        released = self._select(select, n_people, people, lambda: weight, rng)
+        chosen = {c: {name: v[released] for name, v in named.items()} for c, named in totals.items()}
+        keys = _released_labels(labels, released)
+        sized = self._sized(n_people, parts)
+        return sized._aggregate(keys, None, None, released.size, parts, n_people, rng, totals=chosen)  # type: ignore[arg-type]
+
+    def _partition_totals(self, part: Any, key: int) -> dict[str, Any] | None:
+        """One partition of the shuffled table (whole people): its groups' labels, people, selection weights and
+        exact integer totals (:meth:`_block_sums` per value column), and its number of people; None if empty."""
+        if len(part) == 0:
+            return None
+        part = part.sort_values("_row", kind="stable")  # each person's rows in the table's order
+        owner = "dp.stats.groupby"
+        by = _group_labels(part["by"], owner)
+        unit = _labels(part["unit"], "privacy_unit", owner)
+        labels, by_codes, rows_at, pair_person, pair_group, n_people = self._bounded(by, unit, key)
+        k = labels.size
+        row_slot = np.full(len(part), -1)
+        row_slot[rows_at] = by_codes
+        rows = np.arange(len(part))
+        values = {
+            c: part[table_column(c)].to_numpy(dtype=np.float64) if sub.needs_values else None for c, sub in self.parts()
+        }
+        if any(v is not None and np.isnan(v).any() for v in values.values()):
+            raise TargetOutputError(_NAN)  # any row, kept or not, as in memory
+        totals = {c: sub._block_sums((values[c], rows), row_slot, k) for c, sub in self.parts()}
+        return {
+            "labels": labels,
+            "people": np.bincount(pair_group, minlength=k),
+            "weight": WeightedGaussian.weights(pair_person, pair_group, k, self.max_groups),
+            "totals": totals,
+            "n_people": n_people,
+        }
+
+    def _bounded(
+        self, by: Any, unit: Any, key: int | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+        """The rows' groups after the public keys and the bounding: (labels, group code of every kept row, its row
+        number, the kept (person, group) pairs' person and group codes, the number of people). The same for a whole
+        table and, row for row, for each part of it holding whole people (see :func:`bound_contributions`)."""
         labels, codes = _factorize(by)
         if labels.dtype.kind == "f":
             # A group's label is the label of one of its rows, and which one must not show: −0.0 and 0.0 (or NaNs
@@ -766,8 +864,6 @@ class GroupBy(ComposedMech):
         unit_all = None if unit is None else _factorize(unit, sort=False)  # only the people's number and codes
         n_people = by.shape[0] if unit_all is None else int(unit_all[0].size)
         unit = None if unit_all is None else unit_all[1]
-        # The bounding's key: the first draw after the charge (see bound_contributions).
-        key = None if unit is None else int(rng.integers(0, 2**63, dtype=np.int64))
         rows_at = np.arange(codes.shape[0])  # original row of each surviving row (values are read by it)
         if self.keys is not None:
             # Rows of groups outside the public keys are dropped before bounding: per row, by its label and the
@@ -787,7 +883,6 @@ class GroupBy(ComposedMech):
             unit = None if unit is None else unit[rows]
         else:
             by_codes = codes
-        n_groups = labels.size
         if unit is not None and unit_all is not None and key is not None:
             bounded = bound_contributions(
                 unit,
@@ -799,24 +894,9 @@ class GroupBy(ComposedMech):
                 label_hashes(labels) if getattr(by, "hashes", None) is None else by.hashes[labels],
             )
             by_codes, rows_at = by_codes[bounded.keep], rows_at[bounded.keep]
-            pair_person, pair_group = bounded.pair_person, bounded.pair_group
-        else:  # every row is a person, in one group
-            pair_person, pair_group = np.arange(by_codes.shape[0]), by_codes
-        people = np.bincount(pair_group, minlength=n_groups).astype(np.int64)
-        weights = functools.partial(WeightedGaussian.weights, pair_person, pair_group, n_groups, self.max_groups)
-        released = self._select(select, n_people, people, weights, rng)
-        # Per-group sums of the released groups only (the others are never looked at again): the slot of every
-        # original row, −1 for rows dropped by the keys, the bounding or the selection.
-        slot = np.full(n_groups, -1)
-        slot[released] = np.arange(released.size)
-        row_slot = np.full(by.shape[0], -1)
-        row_slot[rows_at] = slot[by_codes]
-        keys = labels[released]
-        if keys.dtype.kind in "US":
-            # A fixed-width string dtype is as wide as the longest label of the column, released or not: rebuilt from
-            # the released labels alone, so the result's dtype says nothing about the groups that were not released.
-            keys = np.array(keys.tolist(), dtype=keys.dtype.kind)
-        return self._sized(n_people, parts)._aggregate(keys, row_slot, values, released.size, parts, n_people, rng)
+            return labels, by_codes, rows_at, bounded.pair_person, bounded.pair_group, n_people
+        # Every row is a person, in one group.
+        return labels, by_codes, rows_at, np.arange(by_codes.shape[0]), by_codes, n_people
 
     def _select(
         self,
@@ -1107,6 +1187,59 @@ class GroupBy(ComposedMech):
                     acc["std"] = spread * (1.0 + GRID_SLACK) + GRID_SLACK * width
         ordered = {s: values[s] for s in wanted if s in values}
         return GroupByResult(keys=keys, values=ordered, accuracy={s: acc[s] for s in ordered}, alpha=alpha)
+
+
+def table_column(column: str | None) -> str:
+    """The column of a :class:`_DaskTable` frame holding the value column ``column`` (None: the one column)."""
+    return "values" if column is None else f"values_{column}"
+
+
+@attrs.frozen(eq=False)
+class _DaskTable:
+    """A dask table released with distributed bounding: the label, person and value columns, all dask Series of
+    the same partitioning (see :meth:`GroupBy._release_distributed`)."""
+
+    by: Any
+    values: Any
+    unit: Any
+
+    @classmethod
+    def of(cls, by: Any, values: Any, unit: Any, mech: GroupBy) -> _DaskTable | None:
+        """The table when the distributed path applies (dask Series sharing known divisions, a privacy unit, no
+        quantiles — their grid is sized from the number of people, known only after a pass), else None."""
+        columns = [by, unit] + (
+            [] if values is None else list(values.values()) if isinstance(values, dict) else [values]
+        )
+        if unit is None or mech.quantiles or isinstance(by, _Coded):
+            return None
+        if not all(hasattr(c, "to_frame") and getattr(c, "known_divisions", False) for c in columns):
+            return None
+        if any(c.divisions != by.divisions for c in columns):
+            return None
+        return cls(by, values, unit)
+
+    def frame(self) -> Any:
+        """One dask DataFrame of the columns, with each row's number in the table (``_row``)."""
+        import dask.dataframe as dd
+
+        named = {"by": self.by, "unit": self.unit}
+        if isinstance(self.values, dict):
+            named.update({table_column(c): v for c, v in self.values.items()})
+        elif self.values is not None:
+            named[table_column(None)] = self.values
+        frame = dd.concat([c.rename(name) for name, c in named.items()], axis=1)
+        frame["_row"] = 1
+        frame["_row"] = frame["_row"].cumsum() - 1
+        return frame
+
+
+def _released_labels(labels: np.ndarray, released: np.ndarray) -> np.ndarray:
+    keys: np.ndarray = labels[released]
+    if keys.dtype.kind in "US":
+        # A fixed-width string dtype is as wide as the longest label of the column, released or not: rebuilt from
+        # the released labels alone, so the result's dtype says nothing about the groups that were not released.
+        keys = np.array(keys.tolist(), dtype=keys.dtype.kind)
+    return keys
 
 
 PEOPLE_CAP = 2**40
