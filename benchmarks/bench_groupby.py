@@ -4,6 +4,7 @@ Run: python benchmarks/bench_groupby.py [--quick]
      python benchmarks/bench_groupby.py --scale   (pandas vs ours at 10⁶ and 10⁷ rows, 10² and 10⁴ groups)
      python benchmarks/bench_groupby.py --quantiles [--before DIR] [--peer-python PYTHON]
      python benchmarks/bench_groupby.py --selection  (released groups: threshold vs set-union selection)
+     python benchmarks/bench_groupby.py --workers [ROWS ...]  (dask LocalCluster, 1 vs 2 workers; 10⁶ and 10⁷)
      python benchmarks/bench_groupby.py --peers PEER_PYTHON  (against OpenDP's polars group-by and PipelineDP)
 
 Prints a Markdown table for benchmarks/README.md. Data: n rows of (person id, one of 200 city labels, a N(50, 20)
@@ -34,6 +35,7 @@ replace-one (ε, δ): equal guarantee, and the table says which comparison was m
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import inspect
 import json
@@ -429,6 +431,46 @@ def quantile_table(before: str | None, peer_python: str | None, repeats: int) ->
         )
 
 
+def workers_table(sizes: list[int], repeats: int) -> None:
+    """dp.stats.groupby on a dask DataFrame held by a ``dask.distributed`` LocalCluster of 1 and then 2 worker
+    processes (one thread each): wall-clock medians, the table persisted on the workers before timing (not timed),
+    and the release checked bit for bit against the in-memory one for the same seed."""
+    import os
+    import statistics as st
+
+    import dask.dataframe as dd
+    from dask.distributed import Client, LocalCluster
+
+    print(f"{os.cpu_count()} cores; count + mean per city (200 cities), privacy_unit, max_groups = max_rows = 2, "
+          f"Del(1, 1e-6); wall-clock medians of {repeats}\n")  # fmt: skip
+    print("| rows | partitions | 1 worker (s) | 2 workers (s) | speed-up | identical to in memory | load avg |")
+    print("|---|---|---|---|---|---|---|")
+    for n in sizes:
+        df = table(n, np.random.default_rng(0))
+        kw = {"values": None, "statistics": ["count", "mean"], "bounds": (0, 100), "max_groups": 2, "max_rows": 2}
+        expected = dp.stats.groupby(df.city, dp.Del(1.0, 1e-6), **{**kw, "values": df.x}, privacy_unit=df.pid, rng=1)
+        partitions = max(4, n // 250_000)
+        times, same, load = {}, True, []
+        for workers in (1, 2):
+            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+                with Client(c):
+                    ddf = dd.from_pandas(df, npartitions=partitions).persist()
+                    run = functools.partial(
+                        dp.stats.groupby, ddf.city, dp.Del(1.0, 1e-6), **{**kw, "values": ddf.x}, privacy_unit=ddf.pid
+                    )
+                    out = run(rng=1)
+                    same &= out.equals(expected)
+                    samples = []
+                    for _ in range(repeats):
+                        start = time.perf_counter()
+                        run(rng=1)
+                        samples.append(time.perf_counter() - start)
+                        load.append(os.getloadavg()[0])
+                    times[workers] = st.median(samples)
+        print(f"| {n:.0e} | {partitions} | {times[1]:.2f} | {times[2]:.2f} | {times[1] / times[2]:.2f}× | "
+              f"{'yes' if same else 'NO'} | {max(load):.1f} |")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="n = 2·10⁵ and 3 rounds instead of 10⁶ and 5")
@@ -445,7 +487,11 @@ def main() -> None:
     parser.add_argument("--peer-timeout", type=float, default=300, help="seconds per peer child process")
     parser.add_argument("--pipelinedp-max-n", type=int, default=1_000_000, help="largest table given to PipelineDP")
     parser.add_argument("--peer-max-n", type=int, default=10_000_000, help="largest table of --peers")
+    parser.add_argument("--workers", type=int, nargs="*", metavar="ROWS", help="dask LocalCluster 1 vs 2 workers")
     args = parser.parse_args()
+    if args.workers is not None:
+        workers_table(args.workers or [1_000_000, 10_000_000], min(args.repeats, 3))
+        return
     if args.peers:
         peers_table(args.peers, args.repeats, args.peer_timeout, args.pipelinedp_max_n, args.peer_max_n, args.quick)
         return

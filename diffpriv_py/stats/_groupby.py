@@ -367,8 +367,10 @@ class GroupBy(ComposedMech):
     **Exact sums.** Values are mapped to integer indices on a public fixed-point grid across the bounds
     (:mod:`diffpriv_py._fixed_point`) and summed exactly as integers; each released coordinate is one rounding of
     an exact integer, paid for by ``rounding_allowance`` in the sensitivities. The sums do not depend on the order
-    or blocking of the rows, so a dask table (values streamed block by block, label columns read into memory) gives
-    the in-memory release bit for bit for a seed.
+    or blocking of the rows, so a dask table gives the in-memory release bit for bit for a seed: bounded where the
+    data live (:meth:`_release_distributed`: rows shuffled by person, per-partition bounding and integer totals
+    added exactly by label) or, for quantiles and other layouts, with the label columns read into memory and the
+    values streamed block by block.
 
     **Quantiles** (see ``_quantiles``): per group and level, a grid point drawn with probability
     ∝ exp(ε_q·u/(4GR)) (add/remove: exp(ε_q·u/(2GR))) for the rank utility u, which costs ε_q for all groups
@@ -1516,7 +1518,8 @@ def groupby(
     ----------
     by : array_like
         The group label of each row (1-D; any sortable labels: strings, integers). ``by``, ``values`` and
-        ``privacy_unit`` may be dask Series or arrays (out of core, same result as in memory for a seed).
+        ``privacy_unit`` may be dask Series or arrays (out of core, same result as in memory for a seed; dask
+        Series of one table with a ``privacy_unit`` are bounded on the workers, see :class:`GroupBy`).
     privacy_params : Eps or Del
         The guarantee of the whole query (charged once). Without public ``keys`` it must be ``Del`` with δ > 0.
     values : array_like or mapping, optional
