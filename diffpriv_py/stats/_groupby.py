@@ -821,7 +821,7 @@ class GroupBy(ComposedMech):
         chosen = {c: {name: v[released] for name, v in named.items()} for c, named in totals.items()}
         keys = _released_labels(labels, released)
         sized = self._sized(n_people, parts)
-        return sized._aggregate(keys, None, None, released.size, parts, n_people, rng, totals=chosen)  # type: ignore[arg-type]
+        return sized._aggregate(keys, None, None, released.size, parts, n_people, rng, totals=chosen)
 
     def _partition_totals(self, part: Any, key: int) -> dict[str, Any] | None:
         """One partition of the shuffled table (whole people): its groups' labels, people, selection weights and
@@ -1004,7 +1004,7 @@ class GroupBy(ComposedMech):
     def _aggregate(
         self,
         keys: np.ndarray,
-        row_slot: np.ndarray,
+        row_slot: np.ndarray | None,
         values: Any,
         k: int,
         parts: list[Eps],
@@ -1016,6 +1016,7 @@ class GroupBy(ComposedMech):
         # Every column sums the same kept rows (one bounding, one selection): its exact sums and quantile cells
         # (from the per-column integer ``totals`` of the released groups when a distributed pass made them).
         if totals is None:
+            assert row_slot is not None  # for type checkers: in memory the rows' slots come with the values
             sums = {c: sub._exact_sums(row_slot, values if c is None else values[c], k) for c, sub in columns}
         else:
             sums = {c: sub._exact(totals[c]) for c, sub in columns}
