@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from .._contribution import label_hashes, mix64
-from ._groupby import _check_keys_type, _Coded, _factorize, _group_labels, _label_kind, _materialise
+from ._labels import _check_keys_type, _Coded, _factorize, _group_labels, _label_kind, _materialise
 
 __all__ = ["CompositeLabels", "is_several_columns"]
 

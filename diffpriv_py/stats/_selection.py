@@ -21,6 +21,7 @@ from ..events import Relation
 from ..mechanisms.gaussian import analytic_gaussian_sigma
 from ..noise import gaussian_grid_calibration, grid_gaussian
 from ..privacy import Eps
+from ._group_sums import _group_sums
 
 __all__ = ["SELECTIONS", "WEIGHT_BITS", "TruncatedGeometric", "WeightedGaussian", "weight_units"]
 
@@ -64,8 +65,6 @@ class WeightedGaussian:
     def weights(pair_person: np.ndarray, pair_group: np.ndarray, n_groups: int, max_groups: int) -> np.ndarray:
         """Every group's total weight in units of 2⁻ᴮ (exact Python ints), from the kept (person, group) pairs (each
         listed once): a person who kept t groups gives each k_t."""
-        from ._groupby import _group_sums  # the one exact per-group sum (that module imports this one)
-
         t = np.bincount(pair_person)[pair_person]  # the number of groups each pair's person kept, 1 … G
         k = weight_units(max_groups)[t].astype(np.float64)
         total: np.ndarray = _group_sums(pair_group, k, n_groups)  # exact Python ints (k ≤ 2ᴮ)
