@@ -128,7 +128,7 @@ def _exact(mech: GroupBy, by, x, unit) -> dict[str, np.ndarray]:
 # ---- partition selection: a person who alone makes groups exist --------------------------------------------------
 
 
-def _lone_hits(g: int, params: dp.Del, selection: str, runs: int, n_people: int) -> int:
+def _lone_hits(g: int, params: dp.Del, selection: str, runs: int, n_people: int, relation: str = AR) -> int:
     """Runs × people alone in g labels of their own, next to a 400-person group: how many people had any of their
     labels released (every one of them is the added person of an add/remove pair)."""
     by = np.concatenate([np.arange(n_people * g).astype(str), np.full(400, "big")])
@@ -141,8 +141,8 @@ def _lone_hits(g: int, params: dp.Del, selection: str, runs: int, n_people: int)
             privacy_unit=unit,
             max_groups=g,
             selection=selection,
-            neighbouring=AR,
-            max_people=10**6,
+            neighbouring=relation,
+            max_people=10**6 if relation == AR else None,
             rng=seed,
         ).index
         own = keys[keys != "big"].astype(int) // g
@@ -281,3 +281,16 @@ def test_the_add_remove_audit_catches_a_keep_table_for_a_larger_delta(monkeypatc
     inner = GroupBy(max_groups=2, selection="truncated_geometric", neighbouring=AR)
     mech = Flattened(inner=inner, labels=("big", "rare1", "rare2"))
     assert not audit(mech, d1, d2, dp.Del(1.0, 0.05), n=2000, rng=1).passed
+
+
+@pytest.mark.parametrize("g", [1, 3])
+def test_replace_one_truncated_geometric_releases_a_lone_persons_group_at_most_at_the_converted_delta(g):
+    """Under replace-one the truncated geometric runs at the add/remove pair (ε_s/2, δ_s/(1 + e^{ε_s/2})) that
+    implies (ε_s, δ_s): a person alone in g groups has one released at most at that δ (the lone groups of one
+    side of the replacement)."""
+    params = dp.Del(1.0, 0.3)
+    hit = _lone_hits(g, params, "truncated_geometric", 10, 2000, relation="replace_one")
+    select = GroupBy(max_groups=g).split(params)[0]
+    assert select is not None
+    bound = select.delta / (1 + math.exp(select.epsilon / 2))
+    assert sps.beta.ppf(P_FALSE_ALARM, hit, 10 * 2000 - hit + 1) <= bound
