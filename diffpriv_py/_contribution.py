@@ -80,12 +80,20 @@ def _rank_in_run(first: np.ndarray, size: np.ndarray) -> np.ndarray:
     return rank
 
 
+PACKED = 1 << 32
+"""Codes below this pack two to a 64-bit sort key; beyond it (tables of billions of rows) two-key sorts give the same
+order, so the kept rows never depend on which is used."""
+
+
 def _lowest(run: np.ndarray, priority: np.ndarray, limit: int) -> np.ndarray:
     """For elements sorted by ``run`` (non-decreasing integers), whether each is among the ``limit`` elements of its
     run with the smallest ``priority`` (ties: the earlier element). A stable sort by (run, top 32 bits of the
     priority), merge-sort fast as the runs are already in order."""
-    key = (run.astype(np.uint64) << np.uint64(32)) | (priority >> np.uint64(32))
-    order = np.argsort(key, kind="stable")
+    top = priority >> np.uint64(32)
+    if run.shape[0] and int(run[-1]) >= PACKED:  # the packed key would wrap: the same order from two keys
+        order = np.lexsort((top, run))
+    else:
+        order = np.argsort((run.astype(np.uint64) << np.uint64(32)) | top, kind="stable")
     ok = np.empty(run.shape[0], dtype=bool)
     ok[order] = _rank_in_run(*_runs(run)) < limit  # the sort keeps every run at its positions
     return ok
@@ -163,9 +171,14 @@ def bound_contributions(
     k1 = mix64(np.array([key], dtype=np.uint64))
     k2 = mix64(k1 ^ _GOLDEN)
     n_groups = int(group.max()) + 1
-    composite = unit.astype(np.int64) * n_groups + group
-    order = np.argsort(composite, kind="stable")  # by person, then group label, then table order
-    first, size = _runs(composite[order])  # the pairs: first sorted row and number of rows
+    if (int(unit.max()) + 1) * n_groups < PACKED * PACKED // 2:  # person·G + group fits in int64
+        composite = unit.astype(np.int64) * n_groups + group
+        order = np.argsort(composite, kind="stable")  # by person, then group label, then table order
+        first, size = _runs(composite[order])  # the pairs: first sorted row and number of rows
+    else:  # the same order and pairs from two keys (a product beyond int64 would wrap and merge pairs)
+        order = np.lexsort((group, unit))
+        first = np.flatnonzero(run_starts(unit[order], group[order]))
+        size = np.diff(np.append(first, n))
     pair_person = unit[order[first]].astype(np.intp)
     pair_group = group[order[first]].astype(np.intp)
     group_mix = mix64(group_hash)  # per group label, not per row

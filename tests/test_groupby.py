@@ -930,3 +930,16 @@ def test_dask_several_columns_are_bit_identical_to_in_memory_for_a_seed(rng, uni
         out_of_core = dp.stats.groupby(ddf["city"], params, values={"age": ddf["age"], "income": ddf["income"]},
                                        privacy_unit=ddf["pid"] if unit else None, name="city", **kw)  # fmt: skip
         pd.testing.assert_frame_equal(in_memory, out_of_core, check_exact=True)
+
+
+def test_codes_beyond_packed_sort_keys_keep_the_same_rows(rng, monkeypatch):
+    """Tables of billions of rows cannot pack (person, group) or (run, priority) into one int64 key; the two-key
+    sorts used there give the same kept rows (checked by lowering the packing limit so that they run here)."""
+    unit = rng.integers(0, 300, 5000)
+    group = rng.integers(0, 40, 5000)
+    hashes = label_hashes(np.arange(300)), label_hashes(np.arange(40))
+    packed = bound_contributions(unit, group, 2, 2, 77, *hashes)
+    monkeypatch.setattr(_contribution, "PACKED", 4)
+    split = bound_contributions(unit, group, 2, 2, 77, *hashes)
+    assert np.array_equal(packed.keep, split.keep)
+    assert np.array_equal(packed.pair_group, split.pair_group)
