@@ -13,10 +13,21 @@ within their runs, only for the people and pairs over a limit.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import attrs
 import numpy as np
 
-__all__ = ["Bounded", "bound_contributions", "label_hashes", "mix64", "run_starts"]
+__all__ = [
+    "Bounded",
+    "Bounding",
+    "bound_contributions",
+    "bound_table",
+    "label_hashes",
+    "mix64",
+    "person_order",
+    "run_starts",
+]
 
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -84,18 +95,41 @@ PACKED = 1 << 32
 """Codes below this pack two to a 64-bit sort key; beyond it (tables of billions of rows) two-key sorts give the same
 order, so the kept rows never depend on which is used."""
 
+SMALL_LIMIT = 8
+"""Limits up to this are met by one minimum per run and pass (``limit`` linear passes); larger ones by a sort."""
 
-def _lowest(run: np.ndarray, priority: np.ndarray, limit: int) -> np.ndarray:
-    """For elements sorted by ``run`` (non-decreasing integers), whether each is among the ``limit`` elements of its
-    run with the smallest ``priority`` (ties: the earlier element). A stable sort by (run, top 32 bits of the
-    priority), merge-sort fast as the runs are already in order."""
+_TOP = np.uint64(0xFFFFFFFF00000000)
+_LAST = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _lowest(first: np.ndarray, size: np.ndarray, priority: np.ndarray, limit: int) -> np.ndarray:
+    """For elements in runs (given by their first position and length, in order, covering the array), whether each
+    is among the ``limit`` elements of its run with the smallest ``priority`` — ordered by the top 32 bits of the
+    priority, ties to the earlier element. Runs within the limit keep everything.
+
+    Small limits take ``limit`` passes of one minimum per run over the key (top 32 bits of the priority, position),
+    each taking the smallest key not yet taken; larger ones a stable sort by (run, top 32 bits), merge-sort fast as
+    the runs are already in order. Both pick the same elements: the keys are distinct and ordered as the sort."""
+    n = priority.shape[0]
+    big = size > limit
+    if not big.any():
+        return np.ones(n, dtype=bool)
+    if limit <= SMALL_LIMIT and n < PACKED:
+        ok = np.repeat(~big, size)
+        key = (priority & _TOP) | np.arange(n, dtype=np.uint64)
+        for _ in range(limit):
+            at = (np.minimum.reduceat(key, first)[big] & ~_TOP).astype(np.intp)
+            ok[at] = True
+            key[at] = _LAST
+        return ok
+    run = np.repeat(np.arange(first.shape[0]), size)
     top = priority >> np.uint64(32)
-    if run.shape[0] and int(run[-1]) >= PACKED:  # the packed key would wrap: the same order from two keys
+    if first.shape[0] >= PACKED:  # the packed key would wrap: the same order from two keys
         order = np.lexsort((top, run))
     else:
         order = np.argsort((run.astype(np.uint64) << np.uint64(32)) | top, kind="stable")
-    ok = np.empty(run.shape[0], dtype=bool)
-    ok[order] = _rank_in_run(*_runs(run)) < limit  # the sort keeps every run at its positions
+    ok = np.empty(n, dtype=bool)
+    ok[order] = _rank_in_run(first, size) < limit  # the sort keeps every run at its positions
     return ok
 
 
@@ -183,28 +217,146 @@ def bound_contributions(
     pair_group = group[order[first]].astype(np.intp)
     group_mix = mix64(group_hash)  # per group label, not per row
 
-    def priorities(pairs: np.ndarray) -> np.ndarray:
+    def priorities(pairs: np.ndarray | slice) -> np.ndarray:
         with np.errstate(over="ignore"):
             return mix64(k1 ^ mix64(unit_hash[pair_person[pairs]] + group_mix[pair_group[pairs]]))
 
     keep_sorted = np.ones(n, dtype=bool)
     over = np.flatnonzero(size > max_rows)
     if over.size:  # the rows of the pairs over max_rows: keep each pair's max_rows of smallest ρ
-        rows = np.repeat(first[over], size[over]) + _rank_in_run(np.cumsum(size[over]) - size[over], size[over])
-        pairs = np.repeat(over, size[over])
-        j = (rows - first[pairs]).astype(np.uint64)
+        run_first, run_size = np.cumsum(size[over]) - size[over], size[over]
+        j = _rank_in_run(run_first, run_size)  # each row's place among its pair's rows
         with np.errstate(over="ignore"):
-            rho = mix64(k2 ^ mix64(np.repeat(priorities(over), size[over]) + j))
-        keep_sorted[rows] = _lowest(pairs, rho, max_rows)
+            rho = mix64(k2 ^ mix64(np.repeat(priorities(over), run_size) + j.astype(np.uint64)))
+        keep_sorted[np.repeat(first[over], run_size) + j] = _lowest(run_first, run_size, rho, max_rows)
     pair_ok = np.ones(first.shape[0], dtype=bool)
     person_first, n_pairs = _runs(pair_person)
-    crowded = np.flatnonzero(n_pairs > max_groups)
-    if crowded.size:  # the pairs of the people over max_groups: keep each person's max_groups of smallest π
-        chosen = np.repeat(person_first[crowded], n_pairs[crowded]) + _rank_in_run(
-            np.cumsum(n_pairs[crowded]) - n_pairs[crowded], n_pairs[crowded]
-        )
-        pair_ok[chosen] = _lowest(np.repeat(crowded, n_pairs[crowded]), priorities(chosen), max_groups)
+    if (n_pairs > max_groups).any():  # people over max_groups: keep each one's max_groups pairs of smallest π
+        pair_ok = _lowest(person_first, n_pairs, priorities(slice(None)), max_groups)
         keep_sorted &= np.repeat(pair_ok, size)
     keep = np.empty(n, dtype=bool)
     keep[order] = keep_sorted
     return Bounded(keep, pair_person[pair_ok], pair_group[pair_ok])
+
+
+CHUNK_ROWS = 1 << 16
+"""Rows per chunk of :func:`bound_table` (each chunk's sort and passes stay in cache)."""
+
+
+@attrs.frozen(eq=False)
+class Bounding:
+    """The outcome of :func:`bound_table` for a whole table.
+
+    Attributes
+    ----------
+    row_group : ndarray of int
+        Per row (table order): its group code if kept, else −1 (dropped by the bounding, or outside the groups).
+    people : ndarray of int64
+        Per group: the number of people who kept a row in it.
+    weight : ndarray of int64 or None
+        Per group: the exact sum over its kept (person, group) pairs of ``share_weights[t]``, t the number of groups
+        that pair's person kept; None without ``share_weights``.
+    """
+
+    row_group: np.ndarray
+    people: np.ndarray
+    weight: np.ndarray | None
+
+
+def person_order(codes: np.ndarray, n_people: int) -> np.ndarray | None:
+    """None if every person's rows are contiguous (``codes`` numbered by first appearance, as by a factorisation
+    without sorting, are then non-decreasing); else the stable order that makes them so — a radix sort on 16-bit
+    digits (numpy sorts those by counting), linear in the rows."""
+    if codes.shape[0] < 2 or bool((codes[1:] >= codes[:-1]).all()):
+        return None
+    digits = [
+        ((codes >> (16 * i)) & 0xFFFF).astype(np.uint16) for i in range(max(1, -(-(n_people - 1).bit_length() // 16)))
+    ]
+    order: np.ndarray = np.lexsort(digits) if len(digits) > 1 else np.argsort(digits[0], kind="stable")
+    return order
+
+
+def _chunks(person: np.ndarray, rows: int) -> Iterator[tuple[int, int]]:
+    """(start, stop) of consecutive slices of about ``rows`` rows that never split a run of equal ``person``."""
+    n, start = person.shape[0], 0
+    while start < n:
+        stop = min(start + rows, n)
+        while stop < n and person[stop] == person[stop - 1]:  # extend to the end of that person's rows
+            ahead = np.flatnonzero(person[stop : stop + rows] != person[stop - 1])
+            stop = stop + int(ahead[0]) if ahead.size else min(stop + rows, n)
+        yield start, stop
+        start = stop
+
+
+def bound_table(
+    person: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+    max_groups: int,
+    max_rows: int,
+    key: int,
+    person_hashes: Callable[[np.ndarray], np.ndarray],
+    group_hash: np.ndarray,
+    order: np.ndarray | None = None,
+    share_weights: np.ndarray | None = None,
+) -> Bounding:
+    """:func:`bound_contributions` on a whole table, chunk by chunk of whole people.
+
+    Parameters
+    ----------
+    person : ndarray
+        Per row, a value equal for the rows of one person and different between people (their labels, or codes).
+        Each person's rows must be contiguous in ``order``.
+    group : ndarray of int
+        Per row, the group code (numbering the ``n_groups`` labels in an order fixed by the labels, as for
+        :func:`bound_contributions`), or −1 for a row outside the groups (never kept, never counted).
+    n_groups : int
+        The number of group codes.
+    max_groups, max_rows, key :
+        As for :func:`bound_contributions`.
+    person_hashes : callable
+        Maps ``person`` values to the :func:`label_hashes` of those people's labels.
+    group_hash : ndarray of uint64
+        :func:`label_hashes` of the group labels, indexed by code.
+    order : ndarray of int, optional
+        The rows in an order keeping each person's rows contiguous and in table order (see :func:`person_order`);
+        None: the table's order already does.
+    share_weights : ndarray of int64, optional
+        Indexed by t = 1 … ``max_groups``: what a pair of a person who kept t groups adds to its group's weight
+        (non-negative, below 2³²).
+
+    Returns
+    -------
+    Bounding
+        Each row's kept group (or −1), and each group's people and weight.
+
+    Notes
+    -----
+    The rows a person keeps are a function of that person's own rows and the key (see
+    :func:`bound_contributions`), so bounding slices of whole people one at a time keeps exactly the rows bounding
+    the whole table would: linear time overall, each slice's passes in cache, extra memory one int32 per row. The
+    people and weights are added per slice as exact integers (int64 holds 2³¹ pairs of weight below 2³²).
+    """
+    n = group.shape[0]
+    row_group = np.full(n, -1, dtype=np.int32 if n_groups < 2**31 else np.int64)
+    people = np.zeros(n_groups, dtype=np.int64)
+    weight = None if share_weights is None else np.zeros(n_groups, dtype=np.int64)
+    in_order = person if order is None else person[order]
+    for start, stop in _chunks(in_order, CHUNK_ROWS):
+        rows: slice | np.ndarray = slice(start, stop) if order is None else order[start:stop]
+        g, p = group[rows], in_order[start:stop]
+        inside = g >= 0
+        if not inside.all():
+            rows = (np.arange(start, stop) if isinstance(rows, slice) else rows)[inside]
+            g, p = g[inside], p[inside]
+        if not g.size:
+            continue
+        starts = run_starts(p)
+        bounded = bound_contributions(
+            np.cumsum(starts) - 1, g, max_groups, max_rows, key, person_hashes(p[starts]), group_hash
+        )
+        row_group[rows] = np.where(bounded.keep, g, -1)
+        np.add.at(people, bounded.pair_group, 1)
+        if weight is not None and share_weights is not None:
+            np.add.at(weight, bounded.pair_group, share_weights[np.bincount(bounded.pair_person)[bounded.pair_person]])
+    return Bounding(row_group, people, weight)

@@ -316,7 +316,7 @@ def _spy_on_bounding(monkeypatch) -> list[np.ndarray]:
         masks.append(bounded.keep)
         return bounded
 
-    monkeypatch.setattr("diffpriv_py.stats._groupby.bound_contributions", spy)
+    monkeypatch.setattr("diffpriv_py._contribution.bound_contributions", spy)
     return masks
 
 
@@ -634,7 +634,7 @@ def test_audit_does_not_refute_a_person_with_many_rows_and_catches_missing_bound
     assert audit(mech, d1, d2, params, n=2000, rng=2).passed
     real = _contribution.bound_contributions
     monkeypatch.setattr(  # mutant: no bounding (limits beyond every person's rows)
-        "diffpriv_py.stats._groupby.bound_contributions", lambda u, g, mg, mr, *rest: real(u, g, 10**9, 10**9, *rest)
+        "diffpriv_py._contribution.bound_contributions", lambda u, g, mg, mr, *rest: real(u, g, 10**9, 10**9, *rest)
     )
     assert not audit(mech, d1, d2, params, n=2000, rng=2).passed
 

@@ -158,7 +158,7 @@ def test_a_person_with_many_labels_releases_only_kept_groups_at_rate_p(monkeypat
         masks.append(bounded.keep)
         return bounded
 
-    monkeypatch.setattr("diffpriv_py.stats._groupby.bound_contributions", spy)
+    monkeypatch.setattr("diffpriv_py._contribution.bound_contributions", spy)
     params = dp.Del(1.0, 1e-3)
     runs, with_own = 20, 0
     for seed in range(runs):

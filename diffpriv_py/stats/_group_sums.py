@@ -1,4 +1,4 @@
-"""The one exact per-group sum of the group-by (and of its set-union weights)."""
+"""The one exact per-group sum of the group-by's values."""
 
 from __future__ import annotations
 

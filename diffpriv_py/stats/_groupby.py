@@ -3,7 +3,6 @@ private partition selection (the set of released groups is itself private unless
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -13,7 +12,7 @@ import numpy as np
 
 from .._arguments import quantile_levels as _quantile_levels
 from .._blockwise import is_out_of_core, map_reduce
-from .._contribution import bound_contributions, label_hashes
+from .._contribution import Bounding, bound_table, label_hashes, person_order
 from .._extras import require
 from .._fixed_point import (
     GRID_SLACK,
@@ -759,17 +758,14 @@ class GroupBy(ComposedMech):
         by, values, unit = value
         # The bounding's key: the first draw after the charge (see bound_contributions).
         key = None if unit is None else int(rng.integers(0, 2**63, dtype=np.int64))
-        labels, by_codes, rows_at, pair_person, pair_group, n_people = self._bounded(by, unit, key)
+        labels, bounding, n_people = self._bounded(by, unit, key, select)
         n_groups = labels.size
-        people = np.bincount(pair_group, minlength=n_groups).astype(np.int64)
-        weights = functools.partial(WeightedGaussian.weights, pair_person, pair_group, n_groups, self.max_groups)
-        released = self._select(select, n_people, people, weights, rng)
+        released = self._select(select, n_people, bounding.people, bounding.weight, rng)
         # Per-group sums of the released groups only (the others are never looked at again): the slot of every
-        # original row, −1 for rows dropped by the keys, the bounding or the selection.
-        slot = np.full(n_groups, -1)
+        # row, −1 for rows dropped by the keys, the bounding or the selection.
+        slot = np.full(n_groups + 1, -1, dtype=bounding.row_group.dtype)
         slot[released] = np.arange(released.size)
-        row_slot = np.full(by.shape[0], -1)
-        row_slot[rows_at] = slot[by_codes]
+        row_slot = slot[bounding.row_group]
         keys = _released_labels(labels, released)
         return self._sized(n_people, parts)._aggregate(keys, row_slot, values, released.size, parts, n_people, rng)
 
@@ -787,7 +783,9 @@ class GroupBy(ComposedMech):
 
         key = int(rng.integers(0, 2**63, dtype=np.int64))  # the first draw, as in memory
         frame = table.frame().shuffle(on="unit")
-        pieces = [p for p in compute(*[delayed(self._partition_totals)(d, key) for d in frame.to_delayed()]) if p]
+        pieces = [
+            p for p in compute(*[delayed(self._partition_totals)(d, key, select) for d in frame.to_delayed()]) if p
+        ]
         if not pieces:
             raise ValueError("dp.stats.groupby needs at least one row; got an empty 'by' column.")
         if self.keys is not None:
@@ -798,25 +796,26 @@ class GroupBy(ComposedMech):
             where = np.split(codes, np.cumsum([p["labels"].size for p in pieces])[:-1])
         n_groups = labels.size
         people = np.zeros(n_groups, dtype=np.int64)
-        weight = np.zeros(n_groups, dtype=np.int64).astype(object)
+        weight = None if pieces[0]["weight"] is None else np.zeros(n_groups, dtype=np.int64).astype(object)
         totals: dict[str | None, dict[str, Any]] = {
             c: {name: np.zeros(n_groups, dtype=np.int64).astype(object) for name in pieces[0]["totals"][c]}
             for c, _ in self.parts()
         }
         for piece, at in zip(pieces, where, strict=True):  # a loop over partitions: exact integer additions
             people[at] += piece["people"]
-            weight[at] += piece["weight"]
+            if weight is not None:
+                weight[at] += piece["weight"]
             for c, named in piece["totals"].items():
                 for name, value in named.items():
                     totals[c][name][at] += value
         n_people = sum(p["n_people"] for p in pieces)
-        released = self._select(select, n_people, people, lambda: weight, rng)
+        released = self._select(select, n_people, people, weight, rng)
         chosen = {c: {name: v[released] for name, v in named.items()} for c, named in totals.items()}
         keys = _released_labels(labels, released)
         sized = self._sized(n_people, parts)
         return sized._aggregate(keys, None, None, released.size, parts, n_people, rng, totals=chosen)
 
-    def _partition_totals(self, part: Any, key: int) -> dict[str, Any] | None:
+    def _partition_totals(self, part: Any, key: int, select: Eps | None) -> dict[str, Any] | None:
         """One partition of the shuffled table (whole people): its groups' labels, people, selection weights and
         exact integer totals (:meth:`_block_sums` per value column), and its number of people; None if empty."""
         if len(part) == 0:
@@ -825,10 +824,9 @@ class GroupBy(ComposedMech):
         owner = "dp.stats.groupby"
         by = _group_labels(part["by"], owner)
         unit = _labels(part["unit"], "privacy_unit", owner)
-        labels, by_codes, rows_at, pair_person, pair_group, n_people = self._bounded(by, unit, key)
+        labels, bounding, n_people = self._bounded(by, unit, key, select)
         k = labels.size
-        row_slot = np.full(len(part), -1)
-        row_slot[rows_at] = by_codes
+        row_slot = bounding.row_group
         rows = np.arange(len(part))
         values = {
             c: part[table_column(c)].to_numpy(dtype=np.float64) if sub.needs_values else None for c, sub in self.parts()
@@ -838,28 +836,22 @@ class GroupBy(ComposedMech):
         totals = {c: sub._block_sums((values[c], rows), row_slot, k) for c, sub in self.parts()}
         return {
             "labels": labels,
-            "people": np.bincount(pair_group, minlength=k),
-            "weight": WeightedGaussian.weights(pair_person, pair_group, k, self.max_groups),
+            "people": bounding.people,
+            "weight": bounding.weight,
             "totals": totals,
             "n_people": n_people,
         }
 
-    def _bounded(
-        self, by: Any, unit: Any, key: int | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-        """The rows' groups after the public keys and the bounding: (labels, group code of every kept row, its row
-        number, the kept (person, group) pairs' person and group codes, the number of people). The same for a whole
-        table and, row for row, for each part of it holding whole people (see :func:`bound_contributions`)."""
+    def _bounded(self, by: Any, unit: Any, key: int | None, select: Eps | None) -> tuple[np.ndarray, Bounding, int]:
+        """The rows' groups after the public keys and the bounding: (labels, :class:`Bounding`, the number of
+        people), with the groups' set-union weights when the selection (parameters ``select``) needs them. The same
+        for a whole table and, row for row, for each part of it holding whole people (see
+        :func:`bound_contributions`)."""
         labels, codes = _factorize(by)
         if labels.dtype.kind == "f":
             # A group's label is the label of one of its rows, and which one must not show: −0.0 and 0.0 (or NaNs
             # with different payloads) are one group, released as 0.0 (the canonical NaN) whatever its rows hold.
             labels = np.where(np.isnan(labels), np.nan, labels + 0.0)
-        # Under replace-one-person neighbours the number of people is public (it bounds the float allowance).
-        unit_all = None if unit is None else _factorize(unit, sort=False)  # only the people's number and codes
-        n_people = by.shape[0] if unit_all is None else int(unit_all[0].size)
-        unit = None if unit_all is None else unit_all[1]
-        rows_at = np.arange(codes.shape[0])  # original row of each surviving row (values are read by it)
         if self.keys is not None:
             # Rows of groups outside the public keys are dropped before bounding: per row, by its label and the
             # public keys, so neighbours stay neighbours, and a person's max_groups go to groups that are released.
@@ -871,47 +863,41 @@ class GroupBy(ComposedMech):
                 found |= np.isnan(labels[pos]) & np.isnan(key_arr)  # a key NaN is the group of missing labels
             to_key = np.full(labels.size, -1)
             to_key[pos[found]] = np.flatnonzero(found)
-            codes = to_key[codes]
-            rows = codes >= 0
-            by_codes, labels = codes[rows], key_arr
-            rows_at = rows_at[rows]
-            unit = None if unit is None else unit[rows]
-        else:
-            by_codes = codes
-        if unit is not None and unit_all is not None and key is not None:
-            bounded = bound_contributions(
-                unit,
-                by_codes,
-                self.max_groups,
-                self.max_rows,
-                key,
-                label_hashes(unit_all[0]),
-                label_hashes(labels) if getattr(by, "hashes", None) is None else by.hashes[labels],
-            )
-            by_codes, rows_at = by_codes[bounded.keep], rows_at[bounded.keep]
-            return labels, by_codes, rows_at, bounded.pair_person, bounded.pair_group, n_people
-        # Every row is a person, in one group.
-        return labels, by_codes, rows_at, np.arange(by_codes.shape[0]), by_codes, n_people
+            codes, labels = to_key[codes], key_arr
+        weighted = select is not None and self.selection_policy(select) == "weighted_gaussian"
+        shares = WeightedGaussian.share_weights(self.max_groups) if weighted else None
+        if unit is None or key is None:  # every row is a person, in one group
+            people = np.bincount(codes[codes >= 0], minlength=labels.size).astype(np.int64)
+            weight = None if shares is None else people * shares[1]
+            return labels, Bounding(codes, people, weight), by.shape[0]
+        person, hashes, order, n_people = _people(unit)
+        group_hash = label_hashes(labels) if getattr(by, "hashes", None) is None else by.hashes[labels]
+        bounding = bound_table(
+            person, codes, labels.size, self.max_groups, self.max_rows, key, hashes, group_hash, order, shares
+        )
+        return labels, bounding, n_people
 
     def _select(
         self,
         select: Eps | None,
         n_people: int,
         people: np.ndarray,
-        weights: Callable[[], np.ndarray],
+        weight: np.ndarray | None,
         rng: np.random.Generator,
     ) -> np.ndarray:
         """The released group codes (ascending), from each group's number of people after bounding and, for the
-        weighted Gaussian, its total weight (``weights()``). The candidates are the groups that still hold a person
-        (hence a kept row: max_rows ≥ 1) after bounding, never the raw labels: a label whose rows were all dropped
-        by the bounding exists in one neighbour only, and noising it would release it at the rate of its noise
-        alone, without the union bound over the ≤ G groups one person can create (see the class Notes)."""
+        weighted Gaussian, its total weight (see :class:`~diffpriv_py._contribution.Bounding`). The candidates are
+        the groups that still hold a person (hence a kept row: max_rows ≥ 1) after bounding, never the raw labels:
+        a label whose rows were all dropped by the bounding exists in one neighbour only, and noising it would
+        release it at the rate of its noise alone, without the union bound over the ≤ G groups one person can
+        create (see the class Notes)."""
         if select is None:
             return np.arange(people.shape[0])
         policy = self.selection_policy(select)
         if policy == "weighted_gaussian":
             union = WeightedGaussian.of(select, self.max_groups, self.people_bound(n_people), self.neighbouring)
-            return union.release(weights(), people, rng)
+            assert weight is not None  # for type checkers: _bounded adds the weights for this policy
+            return union.release(weight, people, rng)
         if policy == "truncated_geometric":
             return TruncatedGeometric.of(select, self.max_groups, self.neighbouring).release(people, rng)
         candidates = np.flatnonzero(people > 0)
@@ -1227,6 +1213,21 @@ class _DaskTable:
         frame["_row"] = 1
         frame["_row"] = frame["_row"].cumsum() - 1
         return frame
+
+
+def _people(
+    unit: np.ndarray | _Coded,
+) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray], np.ndarray | None, int]:
+    """The privacy unit as :func:`bound_table` reads it: (a per-row person value, the map from those values to the
+    people's label hashes, the order making each person's rows contiguous or None, the number of people).
+
+    Integer labels already grouped in ascending order (a table sorted by person) are used as they are, hashed by
+    value; any other column is factorised (codes by first appearance) and its distinct labels hashed once."""
+    if isinstance(unit, np.ndarray) and unit.dtype.kind in "iu" and bool((unit[1:] >= unit[:-1]).all()):
+        return unit, label_hashes, None, int(np.count_nonzero(unit[1:] != unit[:-1])) + 1
+    uniques, codes = _factorize(unit, sort=False)
+    n_people = int(uniques.shape[0])
+    return codes, label_hashes(uniques).__getitem__, person_order(codes, n_people), n_people
 
 
 def _released_labels(labels: np.ndarray, released: np.ndarray) -> np.ndarray:

@@ -21,7 +21,6 @@ from ..events import Relation
 from ..mechanisms.gaussian import analytic_gaussian_sigma
 from ..noise import gaussian_grid_calibration, grid_gaussian
 from ..privacy import Eps
-from ._group_sums import _group_sums
 
 __all__ = ["SELECTIONS", "WEIGHT_BITS", "TruncatedGeometric", "WeightedGaussian", "weight_units"]
 
@@ -62,17 +61,16 @@ class WeightedGaussian:
         return _plan(select.epsilon, select.delta, max_groups, n_people, relation)
 
     @staticmethod
-    def weights(pair_person: np.ndarray, pair_group: np.ndarray, n_groups: int, max_groups: int) -> np.ndarray:
-        """Every group's total weight in units of 2⁻ᴮ (exact Python ints), from the kept (person, group) pairs (each
-        listed once): a person who kept t groups gives each k_t."""
-        t = np.bincount(pair_person)[pair_person]  # the number of groups each pair's person kept, 1 … G
-        k = weight_units(max_groups)[t].astype(np.float64)
-        total: np.ndarray = _group_sums(pair_group, k, n_groups)  # exact Python ints (k ≤ 2ᴮ)
-        return total
+    def share_weights(max_groups: int) -> np.ndarray:
+        """What a kept (person, group) pair adds to its group's total weight, in units of 2⁻ᴮ, indexed by the
+        number t of groups its person kept: k_t = ⌊2ᴮ/√t⌋ (:func:`weight_units`), so a person's weights have L2
+        norm at most 1."""
+        return weight_units(max_groups)
 
     def release(self, total: np.ndarray, people: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The released groups (ascending codes) among those holding a person, from their total weights
-        (:meth:`weights`); one noise batch."""
+        """The released groups (ascending codes) among those holding a person, from their total weights in units
+        of 2⁻ᴮ (exact integers: each kept pair adds ``weight_units(max_groups)[t]``, t the number of groups its
+        person kept; see :func:`~diffpriv_py._contribution.bound_table`); one noise batch."""
         candidates = np.flatnonzero(people > 0)
         # One correctly rounded conversion per group (paid for by the plan's allowance), then an exact power of two.
         weight = np.asarray(total[candidates], dtype=np.float64) * 2.0**-WEIGHT_BITS
