@@ -36,11 +36,14 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 def mix64(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser, vectorised: a bijection of uint64 whose outputs look independent and uniform."""
     with np.errstate(over="ignore"):
-        z = x ^ (x >> np.uint64(30))
-        z = z * _M1
-        z ^= z >> np.uint64(27)
+        z = x >> np.uint64(30)
+        z ^= x
+        z *= _M1
+        t = z >> np.uint64(27)
+        z ^= t
         z *= _M2
-        z ^= z >> np.uint64(31)
+        np.right_shift(z, np.uint64(31), out=t)
+        z ^= t
     out: np.ndarray = z
     return out
 
@@ -116,9 +119,11 @@ def _lowest(first: np.ndarray, size: np.ndarray, priority: np.ndarray, limit: in
         return np.ones(n, dtype=bool)
     if limit <= SMALL_LIMIT and n < PACKED:
         ok = np.repeat(~big, size)
-        key = (priority & _TOP) | np.arange(n, dtype=np.uint64)
+        key = priority & _TOP
+        key |= np.arange(n, dtype=np.uint64)
+        crowded = np.flatnonzero(big)
         for _ in range(limit):
-            at = (np.minimum.reduceat(key, first)[big] & ~_TOP).astype(np.intp)
+            at = (np.minimum.reduceat(key, first)[crowded] & ~_TOP).astype(np.intp)
             ok[at] = True
             key[at] = _LAST
         return ok
@@ -198,45 +203,77 @@ def bound_contributions(
     **Independence of layout.** The kept set is a function of the labels, each person's row order and K, so any
     order of the people in the table and any partitioning of it by person gives the same set.
     """
-    n = unit.shape[0]
-    empty = np.zeros(0, dtype=np.intp)
-    if n == 0:
-        return Bounded(np.zeros(0, dtype=bool), empty, empty)
-    k1 = mix64(np.array([key], dtype=np.uint64))
-    k2 = mix64(k1 ^ _GOLDEN)
-    n_groups = int(group.max()) + 1
-    if (int(unit.max()) + 1) * n_groups < PACKED * PACKED // 2:  # person·G + group fits in int64
-        composite = unit.astype(np.int64) * n_groups + group
-        order = np.argsort(composite, kind="stable")  # by person, then group label, then table order
-        first, size = _runs(composite[order])  # the pairs: first sorted row and number of rows
-    else:  # the same order and pairs from two keys (a product beyond int64 would wrap and merge pairs)
-        order = np.lexsort((group, unit))
-        first = np.flatnonzero(run_starts(unit[order], group[order]))
-        size = np.diff(np.append(first, n))
-    pair_person = unit[order[first]].astype(np.intp)
-    pair_group = group[order[first]].astype(np.intp)
-    group_mix = mix64(group_hash)  # per group label, not per row
+    rule = _Rule.of(key, group_hash)
+    keep, pair_person, pair_group, pair_ok = rule.bound(unit, group, max_groups, max_rows, unit_hash)
+    kept = np.flatnonzero(pair_ok)
+    return Bounded(keep, pair_person[kept], pair_group[kept])
 
-    def priorities(pairs: np.ndarray | slice) -> np.ndarray:
-        with np.errstate(over="ignore"):
-            return mix64(k1 ^ mix64(unit_hash[pair_person[pairs]] + group_mix[pair_group[pairs]]))
 
-    keep_sorted = np.ones(n, dtype=bool)
-    over = np.flatnonzero(size > max_rows)
-    if over.size:  # the rows of the pairs over max_rows: keep each pair's max_rows of smallest ρ
-        run_first, run_size = np.cumsum(size[over]) - size[over], size[over]
-        j = _rank_in_run(run_first, run_size)  # each row's place among its pair's rows
-        with np.errstate(over="ignore"):
-            rho = mix64(k2 ^ mix64(np.repeat(priorities(over), run_size) + j.astype(np.uint64)))
-        keep_sorted[np.repeat(first[over], run_size) + j] = _lowest(run_first, run_size, rho, max_rows)
-    pair_ok = np.ones(first.shape[0], dtype=bool)
-    person_first, n_pairs = _runs(pair_person)
-    if (n_pairs > max_groups).any():  # people over max_groups: keep each one's max_groups pairs of smallest π
-        pair_ok = _lowest(person_first, n_pairs, priorities(slice(None)), max_groups)
-        keep_sorted &= np.repeat(pair_ok, size)
-    keep = np.empty(n, dtype=bool)
-    keep[order] = keep_sorted
-    return Bounded(keep, pair_person[pair_ok], pair_group[pair_ok])
+@attrs.frozen(eq=False)
+class _Rule:
+    """The bounding rule of one release (see :func:`bound_contributions`): its two derived keys and the mixed group
+    hashes, computed once per table."""
+
+    k1: np.ndarray
+    k2: np.ndarray
+    group_mix: np.ndarray
+
+    @classmethod
+    def of(cls, key: int, group_hash: np.ndarray) -> _Rule:
+        k1 = mix64(np.array([key], dtype=np.uint64))
+        return cls(k1, mix64(k1 ^ _GOLDEN), mix64(group_hash))
+
+    def bound(
+        self, unit: np.ndarray, group: np.ndarray, max_groups: int, max_rows: int, unit_hash: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(kept rows in input order, every (person, group) pair's person and group, sorted by person then group
+        label, whether the pair is kept) — :func:`bound_contributions` without compressing its outputs."""
+        n = unit.shape[0]
+        if n == 0:
+            empty = np.zeros(0, dtype=np.intp)
+            return np.zeros(0, dtype=bool), empty, empty, np.zeros(0, dtype=bool)
+        n_groups = self.group_mix.shape[0]
+        if (int(unit.max()) + 1) * n_groups < PACKED * PACKED // 2:  # person·G + group fits in int64
+            composite = unit.astype(np.int64) * n_groups
+            composite += group
+            order = np.argsort(composite, kind="stable")  # by person, then group label, then table order
+            first, size = _runs(composite[order])  # the pairs: first sorted row and number of rows
+        else:  # the same order and pairs from two keys (a product beyond int64 would wrap and merge pairs)
+            order = np.lexsort((group, unit))
+            first = np.flatnonzero(run_starts(unit[order], group[order]))
+            size = np.diff(np.append(first, n))
+        at = order[first]
+        pair_person, pair_group = unit[at].astype(np.intp), group[at].astype(np.intp)
+
+        def priorities(pairs: np.ndarray | slice) -> np.ndarray:
+            h = self.group_mix[pair_group[pairs]]
+            with np.errstate(over="ignore"):
+                h += unit_hash[pair_person[pairs]]
+                h = mix64(h)
+                h ^= self.k1
+            return mix64(h)
+
+        keep_sorted = None
+        over = np.flatnonzero(size > max_rows)
+        if over.size:  # the rows of the pairs over max_rows: keep each pair's max_rows of smallest ρ
+            run_first, run_size = np.cumsum(size[over]) - size[over], size[over]
+            j = _rank_in_run(run_first, run_size)  # each row's place among its pair's rows
+            with np.errstate(over="ignore"):
+                rho = mix64(self.k2 ^ mix64(np.repeat(priorities(over), run_size) + j.astype(np.uint64)))
+            keep_sorted = np.ones(n, dtype=bool)
+            keep_sorted[np.repeat(first[over], run_size) + j] = _lowest(run_first, run_size, rho, max_rows)
+        person_first, n_pairs = _runs(pair_person)
+        if (n_pairs > max_groups).any():  # people over max_groups: keep each one's max_groups pairs of smallest π
+            pair_ok = _lowest(person_first, n_pairs, priorities(slice(None)), max_groups)
+            by_pair = np.repeat(pair_ok, size)
+            keep_sorted = by_pair if keep_sorted is None else keep_sorted & by_pair
+        else:
+            pair_ok = np.ones(first.shape[0], dtype=bool)
+        if keep_sorted is None:
+            return np.ones(n, dtype=bool), pair_person, pair_group, pair_ok
+        keep = np.empty(n, dtype=bool)
+        keep[order] = keep_sorted
+        return keep, pair_person, pair_group, pair_ok
 
 
 CHUNK_ROWS = 1 << 16
@@ -342,21 +379,24 @@ def bound_table(
     people = np.zeros(n_groups, dtype=np.int64)
     weight = None if share_weights is None else np.zeros(n_groups, dtype=np.int64)
     in_order = person if order is None else person[order]
+    rule = _Rule.of(key, group_hash)
+    outside = bool((group < 0).any())
     for start, stop in _chunks(in_order, CHUNK_ROWS):
         rows: slice | np.ndarray = slice(start, stop) if order is None else order[start:stop]
         g, p = group[rows], in_order[start:stop]
-        inside = g >= 0
-        if not inside.all():
+        if outside:
+            inside = np.flatnonzero(g >= 0)
             rows = (np.arange(start, stop) if isinstance(rows, slice) else rows)[inside]
             g, p = g[inside], p[inside]
-        if not g.size:
-            continue
+            if not g.size:
+                continue
         starts = run_starts(p)
-        bounded = bound_contributions(
-            np.cumsum(starts) - 1, g, max_groups, max_rows, key, person_hashes(p[starts]), group_hash
+        keep, pair_person, pair_group, pair_ok = rule.bound(
+            np.cumsum(starts) - 1, g, max_groups, max_rows, person_hashes(p[np.flatnonzero(starts)])
         )
-        row_group[rows] = np.where(bounded.keep, g, -1)
-        np.add.at(people, bounded.pair_group, 1)
+        row_group[rows] = np.where(keep, g, -1)
+        np.add.at(people, pair_group, pair_ok.astype(np.int64))  # int64 values: numpy's fast path
         if weight is not None and share_weights is not None:
-            np.add.at(weight, bounded.pair_group, share_weights[np.bincount(bounded.pair_person)[bounded.pair_person]])
+            kept_groups = np.minimum(np.bincount(pair_person), max_groups)  # per person: the groups they keep
+            np.add.at(weight, pair_group, share_weights[kept_groups[pair_person]] * pair_ok)
     return Bounding(row_group, people, weight)

@@ -307,16 +307,16 @@ def _owner_table(n_labels: int = 10_000) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 def _spy_on_bounding(monkeypatch) -> list[np.ndarray]:
-    """Record the keep mask of every bounding (grey-box: which rows the release kept, in the rows it was given)."""
+    """Record the kept rows of every bounding (grey-box: which rows of the table the release kept)."""
     masks: list[np.ndarray] = []
-    real = _contribution.bound_contributions
+    real = _contribution.bound_table
 
     def spy(*args):
-        bounded = real(*args)
-        masks.append(bounded.keep)
-        return bounded
+        bounding = real(*args)
+        masks.append(bounding.row_group >= 0)
+        return bounding
 
-    monkeypatch.setattr("diffpriv_py._contribution.bound_contributions", spy)
+    monkeypatch.setattr("diffpriv_py.stats._groupby.bound_table", spy)
     return masks
 
 
@@ -632,9 +632,9 @@ def test_audit_does_not_refute_a_person_with_many_rows_and_catches_missing_bound
     mech = _Flattened(inner=GroupBy(max_groups=2, max_rows=3, keys=("a", "b")), labels=("a", "b"))
     params = dp.Eps(1.0)
     assert audit(mech, d1, d2, params, n=2000, rng=2).passed
-    real = _contribution.bound_contributions
+    real = _contribution.bound_table
     monkeypatch.setattr(  # mutant: no bounding (limits beyond every person's rows)
-        "diffpriv_py._contribution.bound_contributions", lambda u, g, mg, mr, *rest: real(u, g, 10**9, 10**9, *rest)
+        "diffpriv_py.stats._groupby.bound_table", lambda p, g, k, mg, mr, *rest: real(p, g, k, 10**9, 10**9, *rest)
     )
     assert not audit(mech, d1, d2, params, n=2000, rng=2).passed
 

@@ -162,7 +162,8 @@ def test_quantiles_of_many_groups_make_one_draw_per_level_not_one_per_group(monk
     monkeypatch.setattr(_quantile, "gumbel", counted_gumbel)
     monkeypatch.setattr(_quantile, "_code_blocks", counted_code_blocks)
     seen = []
-    for n_groups in (10, 10_000):  # 10⁵ rows either way: two counting blocks of 2¹⁶ rows
+    monkeypatch.setattr(_groupby, "SPAN_ROWS", 1 << 16)
+    for n_groups in (10, 10_000):  # 10⁵ rows either way: two counting spans of 2¹⁶ rows
         calls.update(gumbel=0, counting=0)
         by = np.repeat(np.arange(n_groups), 100_000 // n_groups)
         x = np.random.default_rng(0).uniform(0, 100, by.size)

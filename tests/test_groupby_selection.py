@@ -151,14 +151,14 @@ def test_a_person_with_many_labels_releases_only_kept_groups_at_rate_p(monkeypat
     by = np.concatenate([np.repeat(["big1", "big2"], 300), own])
     unit = np.concatenate([np.arange(600), np.full(n_labels, OWNER)])
     masks: list[np.ndarray] = []
-    real = _contribution.bound_contributions
+    real = _contribution.bound_table
 
     def spy(*args):
-        bounded = real(*args)
-        masks.append(bounded.keep)
-        return bounded
+        bounding = real(*args)
+        masks.append(bounding.row_group >= 0)
+        return bounding
 
-    monkeypatch.setattr("diffpriv_py._contribution.bound_contributions", spy)
+    monkeypatch.setattr("diffpriv_py.stats._groupby.bound_table", spy)
     params = dp.Del(1.0, 1e-3)
     runs, with_own = 20, 0
     for seed in range(runs):

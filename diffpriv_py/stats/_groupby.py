@@ -907,24 +907,28 @@ class GroupBy(ComposedMech):
         return released
 
     def _block_sums(self, block: Any, row_slot: np.ndarray, k: int) -> dict[str, Any]:
-        """Exact integer per-group sums of one block ``(values, original row numbers)`` (Python-int arrays), and for
-        quantiles the block's sparse (group, grid cell) counts (``"cells"``)."""
+        """Exact integer per-group sums of one block ``(values, rows)`` (Python-int arrays; ``rows`` indexes
+        ``row_slot``: original row numbers or a slice of them), and for quantiles the block's sparse (group, grid
+        cell) counts (``"cells"``). Rows of slot −1 are summed into one extra group, then dropped."""
         x_block, rows = block
         codes = row_slot[rows]
         kept = codes >= 0
-        codes = codes[kept]
-        sums: dict[str, Any] = {"count": _group_sums(codes, None, k)}
+        if not kept.all():
+            codes = np.where(kept, codes, k)
+        sums: dict[str, Any] = {"count": _group_sums(codes, None, k + 1)[:k]}
         if x_block is None:
             return sums
-        x = np.asarray(x_block, dtype=np.float64)[kept]
+        x = np.asarray(x_block, dtype=np.float64)
         if np.isnan(x).any():
-            raise TargetOutputError(_NAN)
+            raise TargetOutputError(_NAN)  # any row, kept or not, as in memory
+        v = np.empty_like(x)
         for m in self.measurements():
             if m.grid is not None:
-                v = m.grid.index(x, np.empty_like(x)) - m.grid.offset  # integer-valued, |v| ≤ 2ᵇ
-                sums[m.name] = _group_sums(codes, v * v if m.name == "sum_u2" else v, k)
+                m.grid.index(x, v)
+                v -= m.grid.offset  # integer-valued, |v| ≤ 2ᵇ
+                sums[m.name] = _group_sums(codes, v * v if m.name == "sum_u2" else v, k + 1)[:k]
         if self.quantiles:
-            sums["cells"] = _GroupedCells.of(codes, x, k, self._quantile_grid())
+            sums["cells"] = _GroupedCells.of(codes[kept], x[kept], k, self._quantile_grid())
         return sums
 
     def _sized(self, n_people: int, parts: list[Eps]) -> GroupBy:
@@ -946,20 +950,21 @@ class GroupBy(ComposedMech):
         """The exact per-group vectors of every measurement, as float64 (one rounding of an exact integer each), and
         the (group, grid cell) counts of the quantiles (None without quantiles).
 
-        The values are read block by block (a dask collection's own blocks, an array's blocks of 2¹⁶ rows) and the
+        The values are read block by block (a dask collection's own blocks, an array's spans of 2²⁰ rows) and the
         per-block integer sums and cell counts added exactly, so the result is the same bit for bit however the data
         are split, and the value column is never held in memory whole.
         """
         n = row_slot.shape[0]
         if values is None:
-            totals = self._block_sums((None, np.arange(n)), row_slot, k)
-        else:
-            rows: Any = np.arange(n)
-            if is_out_of_core(values):
-                import dask.array as da
+            totals = self._block_sums((None, slice(None)), row_slot, k)
+        elif is_out_of_core(values):
+            import dask.array as da
 
-                rows = da.arange(n, chunks=n)  # rechunked to the values' blocks by map_reduce
+            rows = da.arange(n, chunks=n)  # rechunked to the values' blocks by map_reduce
             totals = map_reduce((values, rows), lambda b: self._block_sums(b, row_slot, k), combine=_add_block_sums)
+        else:  # spans of SPAN_ROWS rows: few Python-int additions, temporaries of a few MB
+            spans = [slice(start, start + SPAN_ROWS) for start in range(0, n, SPAN_ROWS)]
+            totals = _add_block_sums([self._block_sums((values[rows], rows), row_slot, k) for rows in spans])
         return self._exact(totals)
 
     def _exact(self, totals: dict[str, Any]) -> tuple[dict[str, np.ndarray], Any]:
@@ -1238,6 +1243,9 @@ def _released_labels(labels: np.ndarray, released: np.ndarray) -> np.ndarray:
         keys = np.array(keys.tolist(), dtype=keys.dtype.kind)
     return keys
 
+
+SPAN_ROWS = 1 << 20
+"""Rows per span of the in-memory exact sums (each span's sums are exact in any case; see :func:`_group_sums`)."""
 
 PEOPLE_CAP = 2**40
 """Under add/remove the number of people is private; without ``max_people`` the float allowances are sized for this
