@@ -27,4 +27,5 @@ def _group_sums(codes: np.ndarray, weights: np.ndarray | None, n_groups: int) ->
         partial += np.bincount(codes[start : start + BLOCK], weights=w, minlength=n_groups).astype(np.int64)
         if i % FLUSH == 0:
             total, partial = total + partial.astype(object), np.zeros(n_groups, dtype=np.int64)
-    return total + partial.astype(object)
+    result: np.ndarray = total + partial.astype(object)
+    return result
