@@ -233,9 +233,12 @@ class _Rule:
             empty = np.zeros(0, dtype=np.intp)
             return np.zeros(0, dtype=bool), empty, empty, np.zeros(0, dtype=bool)
         n_groups = self.group_mix.shape[0]
-        if (int(unit.max()) + 1) * n_groups < PACKED * PACKED // 2:  # person·G + group fits in int64
-            composite = unit.astype(np.int64) * n_groups
-            composite += group
+        n_people = int(unit.max()) + 1
+        if n_people * n_groups < PACKED * PACKED // 2:  # person·G + group fits in int64 (uint32: a faster sort)
+            kind = np.uint32 if n_people * n_groups <= PACKED else np.int64
+            composite = unit.astype(kind)
+            composite *= kind(n_groups)
+            composite += group.astype(kind, copy=False)
             order = np.argsort(composite, kind="stable")  # by person, then group label, then table order
             first, size = _runs(composite[order])  # the pairs: first sorted row and number of rows
         else:  # the same order and pairs from two keys (a product beyond int64 would wrap and merge pairs)
@@ -262,7 +265,12 @@ class _Rule:
                 rho = mix64(self.k2 ^ mix64(np.repeat(priorities(over), run_size) + j.astype(np.uint64)))
             keep_sorted = np.ones(n, dtype=bool)
             keep_sorted[np.repeat(first[over], run_size) + j] = _lowest(run_first, run_size, rho, max_rows)
-        person_first, n_pairs = _runs(pair_person)
+        if n_people <= first.shape[0]:  # few codes (as bound_table's, dense): counted directly; a code without
+            # pairs is an empty run, never over the limit
+            n_pairs = np.bincount(pair_person, minlength=n_people)
+            person_first = np.cumsum(n_pairs) - n_pairs
+        else:
+            person_first, n_pairs = _runs(pair_person)
         if (n_pairs > max_groups).any():  # people over max_groups: keep each one's max_groups pairs of smallest π
             pair_ok = _lowest(person_first, n_pairs, priorities(slice(None)), max_groups)
             by_pair = np.repeat(pair_ok, size)
