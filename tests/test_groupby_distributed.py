@@ -31,6 +31,16 @@ QUERIES = [
     {"statistics": ["count", "mean"], "bounds": (0, 100), "max_groups": 4, "selection": "weighted_gaussian"},
     {"statistics": ["count"], "max_groups": 2, "selection": "truncated_geometric", "neighbouring": "add_remove"},
     {"statistics": ["count", "mean"], "bounds": (0, 100), "neighbouring": "add_remove", "max_people": 10**6},
+    {"statistics": ["count"], "quantiles": [0.25, 0.5], "bounds": (0, 100), "max_groups": 2},
+    {"statistics": ["count"], "quantiles": [0.5], "bounds": (0, 100), "keys": ["a", "r1", "zz"], "max_groups": 3},
+    {"statistics": ["mean"], "quantiles": [0.9], "bounds": (0, 100), "n_candidates": 300, "max_rows": 3},
+    {
+        "statistics": ["count"],
+        "quantiles": [0.5],
+        "bounds": (0, 100),
+        "neighbouring": "add_remove",
+        "max_people": 10**5,
+    },
 ]
 
 
@@ -61,14 +71,17 @@ def test_several_value_columns_on_dask_are_the_in_memory_release():
     pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
-def test_quantiles_on_dask_still_read_the_labels_and_match_in_memory():
-    """Quantiles size their grid from the number of people, known only after a pass: they keep the path that reads
-    the label columns into memory (values streamed), with the same result."""
+def test_quantiles_of_several_columns_on_dask_are_the_in_memory_release(monkeypatch):
+    """The quantile grid is sized from the number of people, counted on the shuffled table by its partitions; each
+    partition's (group, grid cell) counts are renumbered to the global groups and merged exactly."""
     df = _table(2)
     ddf = dd.from_pandas(df, npartitions=3)
-    kw = {"statistics": ["count"], "quantiles": [0.5], "bounds": (0, 100), "max_groups": 2, "rng": 4}
-    a = dp.stats.groupby(df.city, dp.Del(1.0, 1e-6), values=df.x, privacy_unit=df.pid, **kw)
-    b = dp.stats.groupby(ddf.city, dp.Del(1.0, 1e-6), values=ddf.x, privacy_unit=ddf.pid, **kw)
+    kw = {"statistics": ["count"], "quantiles": [0.5], "bounds": {"x": (0, 100), "y": (-1, 1)}, "max_groups": 2}
+    a = dp.stats.groupby(df.city, dp.Del(1.0, 1e-6), values={"x": df.x, "y": df.y}, privacy_unit=df.pid, rng=4, **kw)
+    monkeypatch.setattr(_groupby, "_materialise", lambda column: pytest.fail("a label column was read into memory"))
+    b = dp.stats.groupby(
+        ddf.city, dp.Del(1.0, 1e-6), values={"x": ddf.x, "y": ddf.y}, privacy_unit=ddf.pid, rng=4, **kw
+    )
     pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 

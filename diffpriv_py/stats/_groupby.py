@@ -783,8 +783,17 @@ class GroupBy(ComposedMech):
 
         key = int(rng.integers(0, 2**63, dtype=np.int64))  # the first draw, as in memory
         frame = table.frame().shuffle(on="unit")
+        sized = self
+        if self.quantiles and self.n_candidates is None:
+            # The quantile grid is sized from the number of people (public under replace-one): counted first, on
+            # the shuffled table kept where it lives, by the partitions (each holds whole people).
+            n_people = 0
+            if self.neighbouring == "replace_one":
+                frame = frame.persist()
+                n_people = sum(compute(*[delayed(_count_people)(d) for d in frame.to_delayed()]))
+            sized = self._sized(n_people, parts)
         pieces = [
-            p for p in compute(*[delayed(self._partition_totals)(d, key, select) for d in frame.to_delayed()]) if p
+            p for p in compute(*[delayed(sized._partition_totals)(d, key, select) for d in frame.to_delayed()]) if p
         ]
         if not pieces:
             raise ValueError("dp.stats.groupby needs at least one row; got an empty 'by' column.")
@@ -801,18 +810,29 @@ class GroupBy(ComposedMech):
             c: {name: np.zeros(n_groups, dtype=np.int64).astype(object) for name in pieces[0]["totals"][c]}
             for c, _ in self.parts()
         }
+        cells: dict[str | None, list[_GroupedCells]] = {c: [] for c, _ in self.parts()}
         for piece, at in zip(pieces, where, strict=True):  # a loop over partitions: exact integer additions
             people[at] += piece["people"]
             if weight is not None:
                 weight[at] += piece["weight"]
             for c, named in piece["totals"].items():
                 for name, value in named.items():
-                    totals[c][name][at] += value
+                    if name == "cells":
+                        cells[c].append(value.relabel(at, n_groups))
+                    else:
+                        totals[c][name][at] += value
         n_people = sum(p["n_people"] for p in pieces)
         released = self._select(select, n_people, people, weight, rng)
-        chosen = {c: {name: v[released] for name, v in named.items()} for c, named in totals.items()}
+        chosen: dict[str | None, dict[str, Any]] = {
+            c: {name: v[released] for name, v in named.items() if name != "cells"} for c, named in totals.items()
+        }
+        slot = np.full(n_groups, -1)
+        slot[released] = np.arange(released.size)
+        for c, found in cells.items():
+            if found:  # the released groups' cells, renumbered as their rows would be in memory
+                chosen[c]["cells"] = _GroupedCells.merge(found).relabel(slot, released.size)
         keys = _released_labels(labels, released)
-        sized = self._sized(n_people, parts)
+        sized = sized._sized(n_people, parts)
         return sized._aggregate(keys, None, None, released.size, parts, n_people, rng, totals=chosen)
 
     def _partition_totals(self, part: Any, key: int, select: Eps | None) -> dict[str, Any] | None:
@@ -1192,12 +1212,12 @@ class _DaskTable:
 
     @classmethod
     def of(cls, by: Any, values: Any, unit: Any, mech: GroupBy) -> _DaskTable | None:
-        """The table when the distributed path applies (dask Series sharing known divisions, a privacy unit, no
-        quantiles — their grid is sized from the number of people, known only after a pass), else None."""
+        """The table when the distributed path applies (dask Series sharing known divisions, a privacy unit), else
+        None."""
         columns = [by, unit] + (
             [] if values is None else list(values.values()) if isinstance(values, dict) else [values]
         )
-        if unit is None or mech.quantiles or isinstance(by, _Coded):
+        if unit is None or isinstance(by, _Coded):
             return None
         if not all(hasattr(c, "to_frame") and getattr(c, "known_divisions", False) for c in columns):
             return None
@@ -1233,6 +1253,11 @@ def _people(
     uniques, codes = _factorize(unit, sort=False)
     n_people = int(uniques.shape[0])
     return codes, label_hashes(uniques).__getitem__, person_order(codes, n_people), n_people
+
+
+def _count_people(part: Any) -> int:
+    """The number of people of one partition of a table shuffled by person (each person in one partition)."""
+    return 0 if len(part) == 0 else _people(_labels(part["unit"], "privacy_unit", "dp.stats.groupby"))[3]
 
 
 def _released_labels(labels: np.ndarray, released: np.ndarray) -> np.ndarray:

@@ -521,6 +521,20 @@ class _GroupedCells:
         counts = np.add.reduceat(np.concatenate([p.counts for p in parts])[order], heads)  # int64: exact
         return cls(keys=keys[heads], counts=counts, n_groups=parts[0].n_groups, n_grid=parts[0].n_grid)
 
+    def relabel(self, code: np.ndarray, n_groups: int) -> _GroupedCells:
+        """These counts with group g renamed ``code[g]`` (−1: dropped), among ``n_groups`` groups; an increasing
+        ``code`` keeps the keys sorted, any other is sorted again."""
+        width = 2 * self.n_grid
+        group, cell = np.divmod(self.keys, width)
+        new = code[group].astype(np.int64)
+        kept = np.flatnonzero(new >= 0)
+        keys = new[kept] * width + cell[kept]
+        counts = self.counts[kept]
+        if keys.size > 1 and (keys[1:] < keys[:-1]).any():
+            order = np.argsort(keys, kind="stable")
+            keys, counts = keys[order], counts[order]
+        return attrs.evolve(self, keys=keys, counts=counts, n_groups=n_groups)
+
     def rank_points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(group_ptr, points, less, at_most, n): per group, the candidates where its rank counts may change.
 
