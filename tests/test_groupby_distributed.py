@@ -92,3 +92,60 @@ def test_nan_values_on_dask_fail_after_the_charge_as_in_memory():
     with pytest.raises(Exception, match="NaN"):
         dp.stats.groupby(ddf.city, dp.Del(1.0, 1e-6), values=ddf.x, privacy_unit=ddf.pid, bounds=(0, 100),
                          statistics=["mean"], rng=1)  # fmt: skip
+
+
+def _two_column_table(seed: int = 0, n: int = 8000) -> pd.DataFrame:
+    gen = np.random.default_rng(seed)
+    band = pd.array(gen.integers(0, 3, n), dtype="Int64")
+    band[gen.random(n) < 0.05] = pd.NA  # a missing label is a group too (read as NaN)
+    return pd.DataFrame(
+        {
+            "state": gen.choice(["CA", "NY", "TX"], n),
+            "band": band,
+            "pid": gen.integers(0, 2000, n),
+            "x": gen.uniform(0, 100, n),
+        }
+    )
+
+
+SEVERAL = [
+    {"statistics": ["count", "mean"], "bounds": (0, 100), "max_groups": 2, "max_rows": 2},
+    {"statistics": ["count"], "max_groups": 3, "keys": [("CA", 0), ("TX", 2), ("ZZ", 1), ("NY", np.nan)]},
+    {"statistics": ["count", "sum"], "bounds": (0, 100), "max_groups": 2, "quantiles": [0.5]},
+    {"statistics": ["count"], "max_groups": 2, "selection": "truncated_geometric", "neighbouring": "add_remove"},
+]
+
+
+@pytest.mark.parametrize("query", SEVERAL)
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_several_grouping_columns_on_dask_are_combined_where_the_data_live(monkeypatch, query, npartitions):
+    """Each partition combines its own rows' tuples, the release the partitions' distinct tuples (or the public keys):
+    the in-memory release bit for bit, MultiIndex and all, and no dask label column is read into one process."""
+    from diffpriv_py._blockwise import is_out_of_core
+    from diffpriv_py.stats import _multikey
+
+    df = _two_column_table()
+    ddf = dd.from_pandas(df, npartitions=npartitions)
+    a = dp.stats.groupby([df.state, df.band], dp.Del(1.0, 1e-6), values=df.x, privacy_unit=df.pid, rng=5, **query)
+
+    def refuse(column):
+        assert not is_out_of_core(column), "a dask label column was read into one process"
+        return column
+
+    monkeypatch.setattr(_multikey, "_materialise", refuse)
+    monkeypatch.setattr(_groupby, "_materialise", refuse)
+    b = dp.stats.groupby([ddf.state, ddf.band], dp.Del(1.0, 1e-6), values=ddf.x, privacy_unit=ddf.pid, rng=5, **query)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert b.index.names == ["state", "band"] and len(b) > 0
+
+
+def test_several_dask_columns_take_the_names_given_and_fall_back_when_partitions_differ():
+    df = _two_column_table(1)
+    ddf = dd.from_pandas(df, npartitions=3)
+    kw = {"statistics": ["count"], "max_groups": 2, "rng": 2}
+    a = dp.stats.groupby([df.state, df.band], dp.Del(1.0, 1e-6), privacy_unit=df.pid, name=("s", "b"), **kw)
+    b = dp.stats.groupby([ddf.state, ddf.band], dp.Del(1.0, 1e-6), privacy_unit=ddf.pid, name=("s", "b"), **kw)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    other = dd.from_pandas(df, npartitions=2)  # a person column partitioned differently: the labels are read instead
+    c = dp.stats.groupby([ddf.state, ddf.band], dp.Del(1.0, 1e-6), privacy_unit=other.pid, name=("s", "b"), **kw)
+    pd.testing.assert_frame_equal(a, c, check_exact=True)

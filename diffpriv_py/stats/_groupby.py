@@ -47,7 +47,7 @@ from ._labels import (
     _lazy_column,
     _materialise,
 )
-from ._multikey import CompositeLabels, is_several_columns
+from ._multikey import CompositeLabels, LazyColumns, combine_partition, is_several_columns, tuples
 from ._quantile import _cached_grid, _draw_candidates_grouped, _GroupedCells, _n_candidates, default_n_candidates
 from ._selection import SELECTIONS, TruncatedGeometric, WeightedGaussian
 
@@ -155,7 +155,8 @@ class GroupByResult:
             # columns the statistic is prefixed by its column ('age_q0.5'): statistic names hold no '_'.
             rank = stat.rpartition("_")[2].startswith("q")
             columns[f"{stat}_rank_accuracy" if rank else f"{stat}_accuracy"] = self.accuracy[stat]
-        frame = pd.DataFrame(columns, index=pd.Index(self.keys, name=name))
+        index = self.keys if isinstance(self.keys, pd.MultiIndex) else pd.Index(self.keys, name=name)
+        frame = pd.DataFrame(columns, index=index)
         frame.attrs["alpha"] = self.alpha
         return frame
 
@@ -685,12 +686,14 @@ class GroupBy(ComposedMech):
             columns = [values[c] for c in self.columns]
         else:
             columns = [values]
-        out_of_core = any(is_out_of_core(c) for c in [by, *columns, unit] if c is not None)
+        lazy = isinstance(by, LazyColumns)  # several dask grouping columns, checked by LazyColumns.of
+        out_of_core = lazy or any(is_out_of_core(c) for c in [by, *columns, unit] if c is not None)
         # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
         # charge; the types and dtypes are public metadata and are checked here.
-        by = _group_labels(by, owner) if not is_out_of_core(by) else _lazy_column(by, "by", owner)
-        if self.keys is not None:
-            _check_keys_type(self.keys, _label_kind(by.dtype), owner)
+        if not lazy:
+            by = _group_labels(by, owner) if not is_out_of_core(by) else _lazy_column(by, "by", owner)
+            if self.keys is not None:
+                _check_keys_type(self.keys, _label_kind(by.dtype), owner)
         n = None if out_of_core else by.shape[0]
         checked = [
             sub._check_values(column, "values" if c is None else f"values[{c!r}]", n, out_of_core)
@@ -728,7 +731,7 @@ class GroupBy(ComposedMech):
     def _evaluate(self, output: Any) -> Any:
         by, values, unit = output
         columns = list(values.values()) if isinstance(values, dict) else [values]
-        if any(is_out_of_core(c) for c in [by, *columns, unit] if c is not None):
+        if isinstance(by, LazyColumns) or any(is_out_of_core(c) for c in [by, *columns, unit] if c is not None):
             table = _DaskTable.of(by, values, unit, self)
             if table is not None:
                 return table
@@ -792,17 +795,29 @@ class GroupBy(ComposedMech):
                 frame = frame.persist()
                 n_people = sum(compute(*[delayed(_count_people)(d) for d in frame.to_delayed()]))
             sized = self._sized(n_people, parts)
-        pieces = [
-            p for p in compute(*[delayed(sized._partition_totals)(d, key, select) for d in frame.to_delayed()]) if p
-        ]
+        several = (len(table.by.columns), table.by.keys) if isinstance(table.by, LazyColumns) else None
+        tasks = [delayed(sized._partition_totals)(d, key, select, several) for d in frame.to_delayed()]
+        pieces = [p for p in compute(*tasks) if p]
         if not pieces:
             raise ValueError("dp.stats.groupby needs at least one row; got an empty 'by' column.")
+        combined = None  # several columns: the integer label of every tuple, and back
         if self.keys is not None:
-            labels = pieces[0]["labels"]  # every part's labels are the public keys, in their order
+            labels = np.asarray(self.keys)  # every part's labels are the public keys, in their order
             where = [np.arange(labels.size)] * len(pieces)
+            if isinstance(table.by, LazyColumns):
+                combined = table.by.key_labels
         else:
-            labels, codes = _factorize(np.concatenate([p["labels"] for p in pieces]))
-            where = np.split(codes, np.cumsum([p["labels"].size for p in pieces])[:-1])
+            found = [p["labels"] for p in pieces]
+            if isinstance(table.by, LazyColumns):  # the partitions' distinct tuples, combined once more
+                sizes = [f[0].size for f in found]
+                combined = CompositeLabels.of(
+                    [np.concatenate(level) for level in zip(*found, strict=True)], None, _OWNER
+                )
+                flat = combined.codes
+            else:
+                sizes, flat = [f.size for f in found], np.concatenate(found)
+            labels, codes = _factorize(flat)
+            where = np.split(codes, np.cumsum(sizes)[:-1])
         n_groups = labels.size
         people = np.zeros(n_groups, dtype=np.int64)
         weight = None if pieces[0]["weight"] is None else np.zeros(n_groups, dtype=np.int64).astype(object)
@@ -833,19 +848,33 @@ class GroupBy(ComposedMech):
                 chosen[c]["cells"] = _GroupedCells.merge(found).relabel(slot, released.size)
         keys = _released_labels(labels, released)
         sized = sized._sized(n_people, parts)
-        return sized._aggregate(keys, None, None, released.size, parts, n_people, rng, totals=chosen)
+        result = sized._aggregate(keys, None, None, released.size, parts, n_people, rng, totals=chosen)
+        if combined is None:
+            return result
+        assert isinstance(table.by, LazyColumns)  # for type checkers: combined labels come with several columns
+        return attrs.evolve(result, keys=combined.index(result.keys, table.by.names))
 
-    def _partition_totals(self, part: Any, key: int, select: Eps | None) -> dict[str, Any] | None:
+    def _partition_totals(
+        self, part: Any, key: int, select: Eps | None, several: tuple[int, Any] | None = None
+    ) -> dict[str, Any] | None:
         """One partition of the shuffled table (whole people): its groups' labels, people, selection weights and
-        exact integer totals (:meth:`_block_sums` per value column), and its number of people; None if empty."""
+        exact integer totals (:meth:`_block_sums` per value column), and its number of people; None if empty.
+        With ``several`` = (number of grouping columns, public key tuples), its rows' tuples are combined first and
+        its labels are the groups' tuples, one array per column."""
         if len(part) == 0:
             return None
         part = part.sort_values("_row", kind="stable")  # each person's rows in the table's order
         owner = "dp.stats.groupby"
-        by = _group_labels(part["by"], owner)
         unit = _labels(part["unit"], "privacy_unit", owner)
-        labels, bounding, n_people = self._bounded(by, unit, key, select)
-        k = labels.size
+        labels: np.ndarray | list[np.ndarray]
+        if several is None:
+            labels, bounding, n_people = self._bounded(_group_labels(part["by"], owner), unit, key, select)
+        else:
+            local = combine_partition(part, *several, owner)
+            mech = self if local.keys is None else attrs.evolve(self, keys=local.keys)
+            codes, bounding, n_people = mech._bounded(local.coded, unit, key, select)
+            labels = tuples(local, codes)
+        k = bounding.people.size
         row_slot = bounding.row_group
         rows = np.arange(len(part))
         values = {
@@ -1213,15 +1242,9 @@ class _DaskTable:
     @classmethod
     def of(cls, by: Any, values: Any, unit: Any, mech: GroupBy) -> _DaskTable | None:
         """The table when the distributed path applies (dask Series sharing known divisions, a privacy unit), else
-        None."""
-        columns = [by, unit] + (
-            [] if values is None else list(values.values()) if isinstance(values, dict) else [values]
-        )
-        if unit is None or isinstance(by, _Coded):
-            return None
-        if not all(hasattr(c, "to_frame") and getattr(c, "known_divisions", False) for c in columns):
-            return None
-        if any(c.divisions != by.divisions for c in columns):
+        None. Several grouping columns (:class:`LazyColumns`) are given only when it applies (see
+        :func:`distributable`)."""
+        if isinstance(by, _Coded) or not distributable([by, unit, values]):
             return None
         return cls(by, values, unit)
 
@@ -1229,7 +1252,9 @@ class _DaskTable:
         """One dask DataFrame of the columns, with each row's number in the table (``_row``)."""
         import dask.dataframe as dd
 
-        named = {"by": self.by, "unit": self.unit}
+        several = isinstance(self.by, LazyColumns)
+        named = {f"by{j}": c for j, c in enumerate(self.by.columns)} if several else {"by": self.by}
+        named["unit"] = self.unit
         if isinstance(self.values, dict):
             named.update({table_column(c): v for c, v in self.values.items()})
         elif self.values is not None:
@@ -1238,6 +1263,21 @@ class _DaskTable:
         frame["_row"] = 1
         frame["_row"] = frame["_row"].cumsum() - 1
         return frame
+
+
+def distributable(columns: list[Any]) -> bool:
+    """Whether the group-by of these columns (``[by, unit, values]``: ``by`` one column or :class:`LazyColumns`,
+    ``values`` None, one column or a mapping of them) is bounded where the data live: a privacy unit, and every
+    column a dask Series of the same known partitioning."""
+    by, unit, values = columns
+    if unit is None:
+        return False
+    flat = [*(by.columns if isinstance(by, LazyColumns) else [by]), unit] + (
+        [] if values is None else list(values.values()) if isinstance(values, Mapping) else [values]
+    )
+    if not all(hasattr(c, "to_frame") and getattr(c, "known_divisions", False) for c in flat):
+        return False
+    return all(c.divisions == flat[0].divisions for c in flat)
 
 
 def _people(
@@ -1271,6 +1311,8 @@ def _released_labels(labels: np.ndarray, released: np.ndarray) -> np.ndarray:
 
 SPAN_ROWS = 1 << 20
 """Rows per span of the in-memory exact sums (each span's sums are exact in any case; see :func:`_group_sums`)."""
+
+_OWNER = "dp.stats.groupby"
 
 PEOPLE_CAP = 2**40
 """Under add/remove the number of people is private; without ``max_people`` the float allowances are sized for this
@@ -1484,7 +1526,12 @@ def groupby(
         max_people=max_people,
     )
     composite = None
-    if several:  # a public relabelling: each row's tuple of labels becomes one integer label (see _multikey)
+    if several and distributable([LazyColumns(tuple(by), None, None, ()), privacy_unit, values]):
+        # Several dask columns: combined where the data live, partition by partition (see _multikey.LazyColumns).
+        by = LazyColumns.of(by, keys, owner)
+        if by.key_labels is not None:
+            mech = attrs.evolve(mech, keys=by.key_labels.keys)
+    elif several:  # a public relabelling: each row's tuple of labels becomes one integer label (see _multikey)
         composite = CompositeLabels.of(by, keys, owner)
         by = composite.coded
         if keys is not None:
@@ -1492,9 +1539,11 @@ def groupby(
     response = mech.release_response(privacy_params, (by, values, privacy_unit), rng=rng, accountant=accountant)
     if name is None:
         name = getattr(by, "name", None)
-    frame = response.response.to_frame(None if composite else name)
+    frame = response.response.to_frame(None if composite or several else name)
     if composite is not None:
         frame.index = composite.index(frame.index, name)
+    elif several and name is not None:
+        frame.index = frame.index.set_names(list(name))
     if full_response:
         return attrs.evolve(response, response=frame)
     return frame

@@ -16,9 +16,9 @@ import attrs
 import numpy as np
 
 from .._contribution import label_hashes, mix64
-from ._labels import _check_keys_type, _Coded, _factorize, _group_labels, _label_kind, _materialise
+from ._labels import _check_keys_type, _Coded, _factorize, _group_labels, _label_kind, _lazy_column, _materialise
 
-__all__ = ["CompositeLabels", "is_several_columns"]
+__all__ = ["CompositeLabels", "LazyColumns", "is_several_columns"]
 
 
 def is_several_columns(by: Any) -> bool:
@@ -98,6 +98,58 @@ class CompositeLabels:
             # Strings as Python objects: a numpy string dtype would be as wide as the longest label, released or not.
             arrays.append(pd.Index(values.tolist(), dtype=object if level.dtype.kind in "US" else level.dtype))
         return pd.MultiIndex.from_arrays(arrays, names=list(names or self.names))
+
+
+@attrs.frozen(eq=False)
+class LazyColumns:
+    """Several dask grouping columns combined where the data live: each partition of the table (shuffled by person)
+    combines its own rows' tuples with :meth:`CompositeLabels.of`, and the release combines the partitions' distinct
+    tuples (or the public keys) once more; no label column is read into one process.
+
+    ``key_labels`` is the :class:`CompositeLabels` of the public keys alone (None without keys): its integers stand for
+    the keys in the mechanism, in the keys' order.
+    """
+
+    columns: tuple[Any, ...]
+    keys: tuple[tuple[Any, ...], ...] | None
+    key_labels: CompositeLabels | None
+    names: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, columns: Sequence[Any], keys: Any, owner: str) -> LazyColumns:
+        """The grouping ``columns`` (dask Series) and the public ``keys`` (tuples of their labels), checked from
+        public metadata only: one dimension, and keys of each column's label type."""
+        checked = tuple(_lazy_column(c, f"by[{j}]", owner) for j, c in enumerate(columns))
+        key_levels = _key_levels(keys, len(checked), owner)
+        key_labels = None
+        if key_levels is not None:
+            typed = []
+            for column, level in zip(checked, key_levels, strict=True):
+                _check_keys_type(tuple(level), _label_kind(column.dtype), owner)
+                typed.append(_as_labels(level, column.dtype))
+            key_labels = CompositeLabels.of(typed, keys, owner)
+        rows = None if key_levels is None else tuple(zip(*key_levels, strict=True))
+        return cls(checked, rows, key_labels, tuple(getattr(c, "name", None) for c in columns))
+
+
+def combine_partition(part: Any, width: int, keys: tuple[tuple[Any, ...], ...] | None, owner: str) -> CompositeLabels:
+    """The rows of one partition of a :class:`LazyColumns` table (columns ``by0``, ``by1``, …) combined, with the
+    public keys (tuples)."""
+    return CompositeLabels.of([part[f"by{j}"] for j in range(width)], keys, owner)
+
+
+def _as_labels(level: list[Any], dtype: Any) -> np.ndarray:
+    """Public key labels as the labels of a column of this dtype are read (see :func:`._labels._group_labels`)."""
+    if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+        return np.asarray(level, dtype=dtype)
+    if _label_kind(dtype) == "f":
+        return np.asarray(level, dtype=np.float64)
+    return np.asarray(level).astype(str)
+
+
+def tuples(labels: CompositeLabels, codes: np.ndarray) -> list[np.ndarray]:
+    """Column j's label of each integer label in ``codes``, one array per column."""
+    return [level[lc[codes]] for level, lc in zip(labels.levels, labels.level_codes, strict=True)]
 
 
 def _key_levels(keys: Any, width: int, owner: str) -> list[list[Any]] | None:
