@@ -690,11 +690,12 @@ class GroupBy(ComposedMech):
         out_of_core = lazy or any(is_out_of_core(c) for c in [by, *columns, unit] if c is not None)
         # Out of core (dask): lengths are known only after a pass over the data, so they are checked after the
         # charge; the types and dtypes are public metadata and are checked here.
+        n = None
         if not lazy:
             by = _group_labels(by, owner) if not is_out_of_core(by) else _lazy_column(by, "by", owner)
             if self.keys is not None:
                 _check_keys_type(self.keys, _label_kind(by.dtype), owner)
-        n = None if out_of_core else by.shape[0]
+            n = None if out_of_core else by.shape[0]
         checked = [
             sub._check_values(column, "values" if c is None else f"values[{c!r}]", n, out_of_core)
             for (c, sub), column in zip(self.parts(), columns, strict=True)
