@@ -1250,7 +1250,7 @@ class _DaskTable:
         return cls(by, values, unit)
 
     def frame(self) -> Any:
-        """One dask DataFrame of the columns, with each row's number in the table (``_row``)."""
+        """One dask DataFrame of the columns, with each row's place in the table (``_row``, increasing)."""
         import dask.dataframe as dd
 
         several = isinstance(self.by, LazyColumns)
@@ -1261,9 +1261,16 @@ class _DaskTable:
         elif self.values is not None:
             named[table_column(None)] = self.values
         frame = dd.concat([c.rename(name) for name, c in named.items()], axis=1)
-        frame["_row"] = 1
-        frame["_row"] = frame["_row"].cumsum() - 1
-        return frame
+        # Each row's place in the table: (its partition, its position there) packed into one integer, made by every
+        # partition on its own (a running count would chain the partitions one after another).
+        meta = frame._meta.assign(_row=np.zeros(0, dtype=np.int64))
+        return frame.map_partitions(_number_rows, meta=meta)
+
+
+def _number_rows(part: Any, partition_info: dict[str, Any] | None = None) -> Any:
+    """One partition with ``_row`` = its number · 2⁴⁰ + the row's position in it: ordered as the table's rows."""
+    number = 0 if partition_info is None else int(partition_info["number"])
+    return part.assign(_row=(number << 40) + np.arange(len(part), dtype=np.int64))
 
 
 def distributable(columns: list[Any]) -> bool:
