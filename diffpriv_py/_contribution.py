@@ -6,9 +6,10 @@ key and the person's and group's *labels* (hashed by value), and the smallest pr
 therefore the same however the table is ordered across people or split into partitions, which is what lets a
 distributed run reproduce an in-memory one.
 
-Cost: one stable sort of the rows by (person, group) — a merge sort that runs in linear time on tables already
-grouped by person, the common layout — then linear passes over the sorted runs; priorities are drawn, and sorted
-within their runs, only for the people and pairs over a limit.
+Cost: linear in the rows. :func:`bound_table` brings each person's rows together (a radix order unless they
+already are) and bounds slices of about 2¹⁶ rows of whole people one at a time, so every pass stays in cache; in a
+slice, :func:`bound_contributions` makes one stable sort of the rows by (person, group) and linear passes over the
+sorted runs, small limits taking one minimum per run and pass instead of a second sort.
 """
 
 from __future__ import annotations

@@ -233,6 +233,47 @@ def test_the_kept_set_does_not_depend_on_how_people_are_ordered_or_split(rng):
     assert np.array_equal(split, whole)
 
 
+@pytest.mark.parametrize("chunk", [1, 5, 64, 1 << 16])
+@pytest.mark.parametrize("layout", ["sorted", "grouped", "shuffled"])
+@pytest.mark.parametrize("limits", [(1, 1), (2, 3), (9, 2), (3, 12)])
+def test_bounding_slice_by_slice_keeps_the_rows_of_the_whole_table(monkeypatch, rng, chunk, layout, limits):
+    """bound_table (slices of whole people, a radix order when the people are not together, rows outside the groups
+    ignored) keeps exactly the rows bound_contributions keeps on the whole table, and counts each group's people and
+    set-union weights exactly: slices of 1 row to all rows, a person with 400 rows straddling many slices, small
+    limits (passes of minima) and large ones (a sort)."""
+    from diffpriv_py import _contribution as C
+
+    g_max, r_max = limits
+    unit = np.concatenate([np.repeat(np.arange(300), rng.integers(1, 9, 300)), np.full(400, 300)])
+    if layout == "grouped":  # each person's rows together, the people in a random order
+        unit = np.concatenate([unit[unit == p] for p in rng.permutation(301)])
+    if layout == "shuffled":
+        unit = unit[rng.permutation(unit.size)]
+    group = rng.integers(0, 25, unit.size)
+    group[rng.random(unit.size) < 0.05] = -1  # rows outside the public keys
+    key, n_people = 12345, 301
+    hashes = label_hashes(np.arange(n_people)), label_hashes(np.arange(25))
+    inside = group >= 0
+    whole = bound_contributions(unit[inside], group[inside], g_max, r_max, key, *hashes)
+    expected = np.full(unit.size, -1)
+    expected[np.flatnonzero(inside)[whole.keep]] = group[inside][whole.keep]
+    monkeypatch.setattr(C, "CHUNK_ROWS", chunk)
+    codes = unit if layout == "sorted" else np.unique(unit, return_index=True)[1].argsort().argsort()[unit]
+    order = C.person_order(codes, n_people)
+    assert (order is None) == (layout != "shuffled")
+    hash_of = (
+        label_hashes
+        if layout == "sorted"
+        else (lambda c: hashes[0][np.unique(unit, return_index=True)[1].argsort()[c]])
+    )
+    shares = np.arange(g_max + 1, dtype=np.int64) * 1000 + 1
+    got = C.bound_table(codes, group, 25, g_max, r_max, key, hash_of, hashes[1], order, shares)
+    assert np.array_equal(got.row_group, expected)
+    assert np.array_equal(got.people, np.bincount(whole.pair_group, minlength=25))
+    kept_groups = np.bincount(whole.pair_person)[whole.pair_person]
+    assert np.array_equal(got.weight, np.bincount(whole.pair_group, weights=shares[kept_groups], minlength=25))
+
+
 @pytest.mark.parametrize("width", [1, 3, 4, 7, 12])
 def test_string_labels_factorise_as_np_unique(rng, width):
     """The packed-integer factorisation of fixed-width strings (empty strings, accents, the largest code point)
