@@ -137,9 +137,12 @@ def _keys(value: Any) -> tuple[Any, ...] | None:
 
 @attrs.frozen(eq=False)
 class GroupByResult:
-    """The released groups and, per statistic, the private values and their error bars (public arrays)."""
+    """The released groups and, per statistic, the private values and their error bars (public arrays).
 
-    keys: np.ndarray
+    ``keys`` is an array of the released labels, or the pandas MultiIndex of the released tuples when several
+    grouping columns were combined where the data live (dask)."""
+
+    keys: Any
     values: dict[str, np.ndarray]
     accuracy: dict[str, np.ndarray]
     alpha: float
@@ -1305,7 +1308,7 @@ def _people(
 
 def _count_people(part: Any) -> int:
     """The number of people of one partition of a table shuffled by person (each person in one partition)."""
-    return 0 if len(part) == 0 else _people(_labels(part["unit"], "privacy_unit", "dp.stats.groupby"))[3]
+    return 0 if len(part) == 0 else int(_factorize(_labels(part["unit"], "privacy_unit", _OWNER), sort=False)[0].size)
 
 
 def _released_labels(labels: np.ndarray, released: np.ndarray) -> np.ndarray:
