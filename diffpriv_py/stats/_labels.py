@@ -24,7 +24,8 @@ def _factorize(labels: np.ndarray | _Coded, *, sort: bool = True) -> tuple[np.nd
     """
     if isinstance(labels, _Coded):  # the distinct labels factorised (equal ones merged), the rows' codes mapped
         uniques, inverse = _factorize(labels.uniques, sort=sort)
-        return uniques, inverse[labels.codes]
+        small = inverse.astype(np.int32) if uniques.shape[0] < 2**31 else inverse  # half the memory per row
+        return uniques, small[labels.codes]
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is needed for the DataFrame result anyway
