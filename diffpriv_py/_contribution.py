@@ -384,12 +384,14 @@ def bound_table(
     people and weights are added per slice as exact integers (int64 holds 2³¹ pairs of weight below 2³²).
     """
     n = group.shape[0]
-    row_group = np.full(n, -1, dtype=np.int32 if n_groups < 2**31 else np.int64)
+    outside = bool((group < 0).any())
+    # Every row is written below, but rows outside the groups only by this −1.
+    kind = np.int32 if n_groups < 2**31 else np.int64
+    row_group = np.full(n, -1, dtype=kind) if outside else np.empty(n, dtype=kind)
     people = np.zeros(n_groups, dtype=np.int64)
     weight = None if share_weights is None else np.zeros(n_groups, dtype=np.int64)
     in_order = person if order is None else person[order]
     rule = _Rule.of(key, group_hash)
-    outside = bool((group < 0).any())
     for start, stop in _chunks(in_order, CHUNK_ROWS):
         rows: slice | np.ndarray = slice(start, stop) if order is None else order[start:stop]
         g, p = group[rows], in_order[start:stop]

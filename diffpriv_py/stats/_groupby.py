@@ -769,8 +769,8 @@ class GroupBy(ComposedMech):
         n_groups = labels.size
         released = self._select(select, n_people, bounding.people, bounding.weight, rng)
         # Per-group sums of the released groups only (the others are never looked at again): the slot of every
-        # row, −1 for rows dropped by the keys, the bounding or the selection.
-        slot = np.full(n_groups + 1, -1, dtype=bounding.row_group.dtype)
+        # row, one extra slot (released.size) for rows dropped by the keys, the bounding or the selection.
+        slot = np.full(n_groups + 1, released.size, dtype=bounding.row_group.dtype)
         slot[released] = np.arange(released.size)
         row_slot = slot[bounding.row_group]
         keys = _released_labels(labels, released)
@@ -962,12 +962,11 @@ class GroupBy(ComposedMech):
     def _block_sums(self, block: Any, row_slot: np.ndarray, k: int) -> dict[str, Any]:
         """Exact integer per-group sums of one block ``(values, rows)`` (Python-int arrays; ``rows`` indexes
         ``row_slot``: original row numbers or a slice of them), and for quantiles the block's sparse (group, grid
-        cell) counts (``"cells"``). Rows of slot −1 are summed into one extra group, then dropped."""
+        cell) counts (``"cells"``). Rows of slot k or −1 are dropped: summed into one extra group, then left out."""
         x_block, rows = block
         codes = row_slot[rows]
-        kept = codes >= 0
-        if not kept.all():
-            codes = np.where(kept, codes, k)
+        if codes.min(initial=0) < 0:
+            codes = np.where(codes >= 0, codes, k)
         sums: dict[str, Any] = {"count": _group_sums(codes, None, k + 1)[:k]}
         if x_block is None:
             return sums
@@ -981,6 +980,7 @@ class GroupBy(ComposedMech):
                 v -= m.grid.offset  # integer-valued, |v| ≤ 2ᵇ
                 sums[m.name] = _group_sums(codes, v * v if m.name == "sum_u2" else v, k + 1)[:k]
         if self.quantiles:
+            kept = np.flatnonzero(codes < k)
             sums["cells"] = _GroupedCells.of(codes[kept], x[kept], k, self._quantile_grid())
         return sums
 
