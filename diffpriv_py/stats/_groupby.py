@@ -886,7 +886,7 @@ class GroupBy(ComposedMech):
         }
         if any(v is not None and np.isnan(v).any() for v in values.values()):
             raise TargetOutputError(_NAN)  # any row, kept or not, as in memory
-        totals = {c: sub._block_sums((values[c], rows), row_slot, k) for c, sub in self.parts()}
+        totals = {c: sub._block_sums((values[c], rows), row_slot, k, checked=True) for c, sub in self.parts()}
         return {
             "labels": labels,
             "people": bounding.people,
@@ -959,7 +959,7 @@ class GroupBy(ComposedMech):
         released: np.ndarray = candidates[noisy >= tau]
         return released
 
-    def _block_sums(self, block: Any, row_slot: np.ndarray, k: int) -> dict[str, Any]:
+    def _block_sums(self, block: Any, row_slot: np.ndarray, k: int, *, checked: bool = False) -> dict[str, Any]:
         """Exact integer per-group sums of one block ``(values, rows)`` (Python-int arrays; ``rows`` indexes
         ``row_slot``: original row numbers or a slice of them), and for quantiles the block's sparse (group, grid
         cell) counts (``"cells"``). Rows of slot k or −1 are dropped: summed into one extra group, then left out."""
@@ -971,7 +971,7 @@ class GroupBy(ComposedMech):
         if x_block is None:
             return sums
         x = np.asarray(x_block, dtype=np.float64)
-        if np.isnan(x).any():
+        if not checked and np.isnan(x).any():  # ``checked``: the caller already refused NaN in the whole column
             raise TargetOutputError(_NAN)  # any row, kept or not, as in memory
         v = np.empty_like(x)
         for m in self.measurements():
@@ -1015,9 +1015,9 @@ class GroupBy(ComposedMech):
 
             rows = da.arange(n, chunks=n)  # rechunked to the values' blocks by map_reduce
             totals = map_reduce((values, rows), lambda b: self._block_sums(b, row_slot, k), combine=_add_block_sums)
-        else:  # spans of SPAN_ROWS rows: few Python-int additions, temporaries of a few MB
+        else:  # spans of SPAN_ROWS rows: few Python-int additions, temporaries of a few MB (NaN: see _evaluate)
             spans = [slice(start, start + SPAN_ROWS) for start in range(0, n, SPAN_ROWS)]
-            totals = _add_block_sums([self._block_sums((values[rows], rows), row_slot, k) for rows in spans])
+            totals = _add_block_sums([self._block_sums((values[s], s), row_slot, k, checked=True) for s in spans])
         return self._exact(totals)
 
     def _exact(self, totals: dict[str, Any]) -> tuple[dict[str, np.ndarray], Any]:
