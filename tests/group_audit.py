@@ -1,4 +1,5 @@
-"""An audit adapter shared by the group-by test modules: a group-by release as one flat vector over fixed labels."""
+"""Helpers shared by the group-by test modules: an audit adapter (a group-by release as one flat vector over fixed
+labels) and a spy on the bounding."""
 
 from __future__ import annotations
 
@@ -7,8 +8,23 @@ from typing import Any
 import attrs
 import numpy as np
 
+from diffpriv_py import _contribution
 from diffpriv_py.mechanisms.base import DPMech
 from diffpriv_py.stats._groupby import GroupBy
+
+
+def spy_on_bounding(monkeypatch: Any) -> list[np.ndarray]:
+    """Record the kept rows of every bounding (grey-box: which rows of the table the release kept)."""
+    masks: list[np.ndarray] = []
+    real = _contribution.bound_table
+
+    def spy(*args: Any) -> Any:
+        bounding = real(*args)
+        masks.append(bounding.row_group >= 0)
+        return bounding
+
+    monkeypatch.setattr("diffpriv_py.stats._groupby.bound_table", spy)
+    return masks
 
 
 @attrs.frozen(kw_only=True)

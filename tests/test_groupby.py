@@ -11,7 +11,7 @@ from scipy import stats as sps
 pd = pytest.importorskip("pandas")  # a group-by releases a pandas DataFrame
 
 from group_audit import Flattened as _Flattened  # noqa: E402
-from group_audit import WithUnlisted  # noqa: E402
+from group_audit import WithUnlisted, spy_on_bounding  # noqa: E402
 
 import diffpriv_py as dp  # noqa: E402
 import diffpriv_py.pandas  # noqa: E402  (registers the accessor)
@@ -347,20 +347,6 @@ def _owner_table(n_labels: int = 10_000) -> tuple[np.ndarray, np.ndarray, np.nda
     return by, unit, own
 
 
-def _spy_on_bounding(monkeypatch) -> list[np.ndarray]:
-    """Record the kept rows of every bounding (grey-box: which rows of the table the release kept)."""
-    masks: list[np.ndarray] = []
-    real = _contribution.bound_table
-
-    def spy(*args):
-        bounding = real(*args)
-        masks.append(bounding.row_group >= 0)
-        return bounding
-
-    monkeypatch.setattr("diffpriv_py.stats._groupby.bound_table", spy)
-    return masks
-
-
 @pytest.mark.parametrize("max_groups", [1, 3])
 def test_labels_emptied_by_bounding_are_never_candidates(monkeypatch, max_groups):
     """Attack: one person owns 10⁴ labels, max_groups 1 and 3 (ε = 1, δ = 10⁻³). Only the ≤ max_groups labels the
@@ -369,7 +355,7 @@ def test_labels_emptied_by_bounding_are_never_candidates(monkeypatch, max_groups
     most releases (measured: 88% with max_groups 1, 74% with 3, so δ ≥ 0.7), and this test failed at seed 0."""
     by, unit, own = _owner_table()
     params = dp.Del(1.0, 1e-3)
-    masks = _spy_on_bounding(monkeypatch)
+    masks = spy_on_bounding(monkeypatch)
     is_owner = unit == OWNER
     runs, with_own = 20, 0
     for seed in range(runs):
@@ -395,7 +381,7 @@ def test_selection_on_dask_input_is_the_in_memory_release_for_a_persons_many_lab
     gen = np.random.default_rng(0)
     df = pd.DataFrame({"g": by, "pid": unit, "x": gen.uniform(0, 10, by.size)})
     ddf = dd.from_pandas(df, npartitions=4)
-    masks = _spy_on_bounding(monkeypatch)
+    masks = spy_on_bounding(monkeypatch)
     kw = {"statistics": ["count", "mean"], "bounds": (0, 10), "name": "g"}
     for max_groups in (1, 3):
         for seed in range(3):

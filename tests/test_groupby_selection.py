@@ -12,10 +12,9 @@ from scipy import stats as sps
 
 pd = pytest.importorskip("pandas")  # a group-by releases a pandas DataFrame
 
-from group_audit import Flattened, WithUnlisted  # noqa: E402
+from group_audit import Flattened, WithUnlisted, spy_on_bounding  # noqa: E402
 
 import diffpriv_py as dp  # noqa: E402
-from diffpriv_py import _contribution  # noqa: E402
 from diffpriv_py.stats import _selection  # noqa: E402
 from diffpriv_py.stats._groupby import GroupBy  # noqa: E402
 from diffpriv_py.stats._selection import WEIGHT_BITS, WeightedGaussian, weight_units  # noqa: E402
@@ -150,15 +149,7 @@ def test_a_person_with_many_labels_releases_only_kept_groups_at_rate_p(monkeypat
     own = np.char.add("own", np.arange(n_labels).astype(str))
     by = np.concatenate([np.repeat(["big1", "big2"], 300), own])
     unit = np.concatenate([np.arange(600), np.full(n_labels, OWNER)])
-    masks: list[np.ndarray] = []
-    real = _contribution.bound_table
-
-    def spy(*args):
-        bounding = real(*args)
-        masks.append(bounding.row_group >= 0)
-        return bounding
-
-    monkeypatch.setattr("diffpriv_py.stats._groupby.bound_table", spy)
+    masks = spy_on_bounding(monkeypatch)
     params = dp.Del(1.0, 1e-3)
     runs, with_own = 20, 0
     for seed in range(runs):
