@@ -763,7 +763,7 @@ class GroupBy(ComposedMech):
         if isinstance(value, _DaskTable):
             return self._release_distributed(value, select, parts, rng)
         by, values, unit = value
-        # The bounding's key: the first draw after the charge (see bound_contributions).
+        # The bounding's key: the first draw after the charge (see _contribution.bound_contributions).
         key = None if unit is None else int(rng.integers(0, 2**63, dtype=np.int64))
         labels, bounding, n_people = self._bounded(by, unit, key, select)
         n_groups = labels.size
@@ -899,7 +899,7 @@ class GroupBy(ComposedMech):
         """The rows' groups after the public keys and the bounding: (labels, :class:`Bounding`, the number of
         people), with the groups' set-union weights when the selection (parameters ``select``) needs them. The same
         for a whole table and, row for row, for each part of it holding whole people (see
-        :func:`bound_contributions`)."""
+        :func:`~diffpriv_py._contribution.bound_table`)."""
         labels, codes = _factorize(by)
         if labels.dtype.kind == "f":
             # A group's label is the label of one of its rows, and which one must not show: −0.0 and 0.0 (or NaNs
