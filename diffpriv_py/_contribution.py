@@ -247,7 +247,7 @@ class _Rule:
             first = np.flatnonzero(run_starts(unit[order], group[order]))
             size = np.diff(np.append(first, n))
         at = order[first]
-        pair_person, pair_group = unit[at].astype(np.intp), group[at].astype(np.intp)
+        pair_person, pair_group = unit[at].astype(np.intp, copy=False), group[at].astype(np.intp, copy=False)
 
         def priorities(pairs: np.ndarray | slice) -> np.ndarray:
             h = self.group_mix[pair_group[pairs]]

@@ -772,7 +772,7 @@ class GroupBy(ComposedMech):
         # row, one extra slot (released.size) for rows dropped by the keys, the bounding or the selection.
         slot = np.full(n_groups + 1, released.size, dtype=bounding.row_group.dtype)
         slot[released] = np.arange(released.size)
-        row_slot = slot[bounding.row_group]
+        row_slot = _Slots(bounding.row_group, slot)
         keys = _released_labels(labels, released)
         return self._sized(n_people, parts)._aggregate(keys, row_slot, values, released.size, parts, n_people, rng)
 
@@ -959,7 +959,9 @@ class GroupBy(ComposedMech):
         released: np.ndarray = candidates[noisy >= tau]
         return released
 
-    def _block_sums(self, block: Any, row_slot: np.ndarray, k: int, *, checked: bool = False) -> dict[str, Any]:
+    def _block_sums(
+        self, block: Any, row_slot: np.ndarray | _Slots, k: int, *, checked: bool = False
+    ) -> dict[str, Any]:
         """Exact integer per-group sums of one block ``(values, rows)`` (Python-int arrays; ``rows`` indexes
         ``row_slot``: original row numbers or a slice of them), and for quantiles the block's sparse (group, grid
         cell) counts (``"cells"``). Rows of slot k or −1 are dropped: summed into one extra group, then left out."""
@@ -999,7 +1001,7 @@ class GroupBy(ComposedMech):
         assert self.pair is not None and self.n_candidates is not None
         return _cached_grid(self.pair[0], self.pair[1], self.n_candidates)
 
-    def _exact_sums(self, row_slot: np.ndarray, values: Any, k: int) -> tuple[dict[str, np.ndarray], Any]:
+    def _exact_sums(self, row_slot: np.ndarray | _Slots, values: Any, k: int) -> tuple[dict[str, np.ndarray], Any]:
         """The exact per-group vectors of every measurement, as float64 (one rounding of an exact integer each), and
         the (group, grid cell) counts of the quantiles (None without quantiles).
 
@@ -1041,7 +1043,7 @@ class GroupBy(ComposedMech):
     def _aggregate(
         self,
         keys: np.ndarray,
-        row_slot: np.ndarray | None,
+        row_slot: np.ndarray | _Slots | None,
         values: Any,
         k: int,
         parts: list[Eps],
@@ -1304,6 +1306,23 @@ def _people(
     uniques, codes = _factorize(unit, sort=False)
     n_people = int(uniques.shape[0])
     return codes, label_hashes(uniques).__getitem__, person_order(codes, n_people), n_people
+
+
+@attrs.frozen(eq=False)
+class _Slots:
+    """Each row's slot among the released groups, ``slot[row_group]``, looked up block by block as the sums read
+    the rows (never made for the whole table)."""
+
+    row_group: np.ndarray
+    slot: np.ndarray
+
+    @property
+    def shape(self) -> Any:  # as an array's
+        return self.row_group.shape
+
+    def __getitem__(self, rows: Any) -> np.ndarray:
+        found: np.ndarray = self.slot[self.row_group[rows]]
+        return found
 
 
 def _count_people(part: Any) -> int:
