@@ -111,6 +111,7 @@ def _two_column_table(seed: int = 0, n: int = 8000) -> pd.DataFrame:
 SEVERAL = [
     {"statistics": ["count", "mean"], "bounds": (0, 100), "max_groups": 2, "max_rows": 2},
     {"statistics": ["count"], "max_groups": 3, "keys": [("CA", 0), ("TX", 2), ("ZZ", 1), ("NY", np.nan)]},
+    {"statistics": ["count"], "max_groups": 2, "keys": [("CA", 0), ("NYC", 1), ("TX", 2.5)]},  # never narrowed
     {"statistics": ["count", "sum"], "bounds": (0, 100), "max_groups": 2, "quantiles": [0.5]},
     {"statistics": ["count"], "max_groups": 2, "selection": "truncated_geometric", "neighbouring": "add_remove"},
 ]

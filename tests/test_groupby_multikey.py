@@ -121,3 +121,16 @@ def test_columns_of_different_lengths_are_refused_before_the_charge():
     with pytest.raises(ValueError, match="one entry per row"):
         dp.stats.groupby([df.state, df.band[:50]], dp.Eps(1.0), keys=[("CA", 0)], accountant=accountant)
     assert accountant.spent.epsilon == 0
+
+
+def test_a_key_is_never_narrowed_to_the_columns_type():
+    """A key longer than every label of its column ('NYC' beside 'NY') or not of its column's integer type (2.5
+    beside 0, 1, 2) stands for no row: it used to be cast to the column's dtype, becoming 'NY' or 2 and taking
+    those rows (and their label) silently."""
+    state = np.repeat(["NY", "CA"], 50)
+    band = np.tile([0, 2], 50)
+    out = dp.stats.groupby([state, band], dp.Eps(1.0), keys=[("NYC", 0), ("CA", 2.5), ("NY", 2)], rng=0)
+    assert list(out.index) == [("NYC", 0.0), ("CA", 2.5), ("NY", 2.0)]
+    counts = out["count"].to_numpy()  # noise of scale 1 at ε = 1 (public keys: no selection share)
+    assert abs(counts[0]) < 12 and abs(counts[1]) < 12  # empty: the narrowed keys took 25 rows each
+    assert abs(counts[2] - 25) < 12

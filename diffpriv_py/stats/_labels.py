@@ -123,9 +123,19 @@ class _Coded:
 
     def append(self, labels: Any) -> _Coded:
         """These rows followed by rows holding ``labels`` (e.g. public keys riding along), as one coded column."""
-        extra = np.asarray(labels, dtype=self.uniques.dtype)
+        extra = key_labels(labels, self.uniques.dtype)
         codes = np.concatenate([self.codes, self.uniques.shape[0] + np.arange(extra.shape[0])])
         return _Coded(codes, np.concatenate([self.uniques, extra]))
+
+
+def key_labels(keys: Any, dtype: np.dtype) -> np.ndarray:
+    """Public key labels to ride along with a label column of numpy ``dtype``, never narrowed to it: strings keep
+    their full width and numbers are promoted with the column's type (a key 2.5 stays 2.5 beside integer labels),
+    so a key stands for exactly the rows holding it (and for none when no row does)."""
+    arr = np.asarray(keys)
+    if dtype.kind in "US":
+        return arr.astype(str)
+    return arr.astype(np.result_type(dtype, arr.dtype))
 
 
 def _coded(value: Any, name: str, owner: str, n: int | None, convert: Callable[[Any], np.ndarray]) -> _Coded:

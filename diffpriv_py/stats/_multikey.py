@@ -16,7 +16,16 @@ import attrs
 import numpy as np
 
 from .._contribution import label_hashes, mix64
-from ._labels import _check_keys_type, _Coded, _factorize, _group_labels, _label_kind, _lazy_column, _materialise
+from ._labels import (
+    _check_keys_type,
+    _Coded,
+    _factorize,
+    _group_labels,
+    _label_kind,
+    _lazy_column,
+    _materialise,
+    key_labels,
+)
 
 __all__ = ["CompositeLabels", "LazyColumns", "is_several_columns"]
 
@@ -61,7 +70,7 @@ class CompositeLabels:
             else [
                 column.append(level)
                 if isinstance(column, _Coded)
-                else np.concatenate([column, np.asarray(level, dtype=column.dtype)])
+                else np.concatenate([column, key_labels(level, column.dtype)])
                 for column, level in zip(labels, key_levels, strict=True)
             ]
         )
@@ -139,12 +148,11 @@ def combine_partition(part: Any, width: int, keys: tuple[tuple[Any, ...], ...] |
 
 
 def _as_labels(level: list[Any], dtype: Any) -> np.ndarray:
-    """Public key labels as the labels of a column of this dtype are read (see :func:`._labels._group_labels`)."""
+    """Public key labels as :meth:`CompositeLabels.of` stacks them beside a column of this (pandas or numpy) dtype,
+    whose labels are read as that numpy dtype, float64 or strings (see :func:`._labels._group_labels`)."""
     if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
-        return np.asarray(level, dtype=dtype)
-    if _label_kind(dtype) == "f":
-        return np.asarray(level, dtype=np.float64)
-    return np.asarray(level).astype(str)
+        return key_labels(level, dtype)
+    return key_labels(level, np.dtype(np.float64 if _label_kind(dtype) == "f" else str))
 
 
 def tuples(labels: CompositeLabels, codes: np.ndarray) -> list[np.ndarray]:
